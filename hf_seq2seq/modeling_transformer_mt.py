@@ -1,0 +1,637 @@
+"""The encoder-decoder Transformer of "Attention Is All You Need" (Vaswani et al., 2017), from scratch.
+
+    source ids ─► Embedding·√d + PE ─► N × [self-attn, FFN] ───────────────► memory
+    target ids ─► Embedding·√d + PE ─► N × [masked self-attn, cross-attn(memory), FFN] ─► Linear ─► logits
+
+Every sub-layer is wrapped in a residual connection and a LayerNorm: `LayerNorm(x + Sublayer(x))` (post-LN,
+the paper) or `x + Sublayer(LayerNorm(x))` (pre-LN, `config.normalize_before`). Embeddings of the encoder
+input, the decoder input and the output projection are one matrix when `config.tie_word_embeddings`.
+
+Hugging Face contracts (transformers 5.x): attention runs through `ALL_ATTENTION_FUNCTIONS`
+("eager"/"sdpa"); decoding caches keys/values in an `EncoderDecoderCache` (self-attention cache grows by
+one step per token, cross-attention keys/values are computed once from the encoder output);
+`TransformerMTForConditionalGeneration` mixes in `GenerationMixin`.
+
+Shapes in comments: B batch, S source length, T target length (this step), P cached target length,
+K key length, H heads, Dh head size, D d_model, V vocab. This file ships inside every saved checkpoint
+and imports only torch, transformers and its own config.
+"""
+
+import math
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import initialization as init
+from transformers.activations import ACT2FN
+from transformers.cache_utils import Cache, DynamicCache, EncoderDecoderCache
+from transformers.generation import GenerationMixin
+from transformers.modeling_outputs import (
+    BaseModelOutput,
+    BaseModelOutputWithPastAndCrossAttentions,
+    Seq2SeqLMOutput,
+    Seq2SeqModelOutput,
+)
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel
+from transformers.utils import can_return_tuple
+
+from .configuration_transformer_mt import TransformerMTConfig
+
+
+def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
+    """Teacher forcing: decoder input at step t is the label at t-1; -100 (ignored) becomes pad."""
+    shifted = labels.new_empty(labels.shape)  # (B, T)
+    shifted[:, 1:] = labels[:, :-1]
+    shifted[:, 0] = decoder_start_token_id
+    return shifted.masked_fill_(shifted == -100, pad_token_id)
+
+
+def padding_mask(attention_mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
+    """(B, K) 1/0 key mask -> (B, 1, 1, K) additive mask: 0 where attended, dtype-min on padding."""
+    if attention_mask is None:
+        return None
+    mask = torch.zeros(attention_mask.shape, dtype=dtype, device=attention_mask.device)
+    return mask.masked_fill_(attention_mask == 0, torch.finfo(dtype).min)[:, None, None, :]
+
+
+def causal_mask(
+    query_length: int, past_length: int, attention_mask: torch.Tensor | None, dtype: torch.dtype, device
+) -> torch.Tensor | None:
+    """Additive (B|1, 1, T, P+T) mask: query t (at absolute position P+t) sees keys 0..P+t that are not padding.
+
+    Returns None for a single new query without padding: it may attend to everything cached.
+    """
+    key_length = past_length + query_length
+    if query_length == 1 and attention_mask is None:
+        return None
+    blocked = torch.ones(query_length, key_length, dtype=torch.bool, device=device).triu_(past_length + 1)
+    blocked = blocked[None, None]  # (1, 1, T, P+T)
+    if attention_mask is not None:
+        blocked = blocked | (attention_mask[:, None, None, -key_length:] == 0)  # (B, 1, T, P+T)
+    return torch.zeros(blocked.shape, dtype=dtype, device=device).masked_fill_(
+        blocked, torch.finfo(dtype).min
+    )
+
+
+class TransformerMTSinusoidalPositionalEncoding(nn.Module):
+    """PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)) (section 3.5).
+
+    A fixed table, kept as a non-persistent buffer: it is never saved and is rebuilt by `_init_weights`.
+    """
+
+    def __init__(self, max_positions: int, d_model: int):
+        super().__init__()
+        self.register_buffer("table", self.compute_table(max_positions, d_model), persistent=False)
+
+    @staticmethod
+    def compute_table(max_positions: int, d_model: int) -> torch.Tensor:
+        position = torch.arange(max_positions, dtype=torch.float32)[:, None]  # (L, 1)
+        inv_freq = torch.exp(
+            torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model)
+        )
+        table = torch.zeros(max_positions, d_model)
+        table[:, 0::2] = torch.sin(position * inv_freq)
+        table[:, 1::2] = torch.cos(position * inv_freq[: d_model // 2])
+        return table  # (L, D)
+
+    def forward(self, start: int, length: int) -> torch.Tensor:
+        if start + length > self.table.shape[0]:
+            raise ValueError(
+                f"sequence of {start + length} positions is longer than max_position_embeddings="
+                f"{self.table.shape[0]}; truncate the input (the tokenizer does with truncation=True)"
+            )
+        return self.table[start : start + length]  # (T, D)
+
+
+def eager_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float,
+    dropout: float = 0.0,
+    **kwargs,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(Q Kᵀ / √Dh + mask) V, returning the weights too (section 3.2.1)."""
+    scores = torch.matmul(query, key.transpose(2, 3)) * scaling  # (B, H, T, K)
+    if attention_mask is not None:
+        scores = scores + attention_mask
+    weights = F.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    output = torch.matmul(F.dropout(weights, p=dropout, training=module.training), value)  # (B, H, T, Dh)
+    return output.transpose(1, 2).contiguous(), weights  # (B, T, H, Dh), (B, H, T, K)
+
+
+class TransformerMTAttention(nn.Module):
+    """Multi-head attention (section 3.2.2), with fused input projections.
+
+    Self-attention projects Q, K, V with one (D -> 3D) matmul; cross-attention projects Q from the decoder
+    and K, V with one (D -> 2D) matmul from the encoder output, once per generation.
+    """
+
+    def __init__(
+        self,
+        config: TransformerMTConfig,
+        num_heads: int,
+        is_cross_attention: bool,
+        is_causal: bool,
+        layer_idx: int | None = None,
+    ):
+        super().__init__()
+        self.config = config
+        self.num_heads = num_heads
+        self.head_dim = config.d_model // num_heads
+        self.scaling = self.head_dim**-0.5
+        self.dropout = config.attention_dropout
+        self.is_cross_attention = is_cross_attention
+        self.is_causal = is_causal  # read by the sdpa interface when no mask is given
+        self.layer_idx = layer_idx
+        if is_cross_attention:
+            self.q_proj = nn.Linear(config.d_model, config.d_model)
+            self.kv_proj = nn.Linear(config.d_model, 2 * config.d_model)
+        else:
+            self.qkv_proj = nn.Linear(config.d_model, 3 * config.d_model)
+        self.out_proj = nn.Linear(config.d_model, config.d_model)
+
+    def _split_heads(self, x: torch.Tensor, n: int) -> tuple[torch.Tensor, ...]:
+        """(B, L, n·D) -> n tensors of (B, H, L, Dh)."""
+        batch, length, _ = x.shape
+        return x.view(batch, length, n, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        key_value_states: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        batch, length, _ = hidden_states.shape  # (B, T, D)
+        if self.is_cross_attention:
+            (query,) = self._split_heads(self.q_proj(hidden_states), 1)  # (B, H, T, Dh)
+            cache = past_key_values.cross_attention_cache if past_key_values is not None else None
+            if cache is not None and past_key_values.is_updated.get(self.layer_idx):
+                key, value = (
+                    cache.layers[self.layer_idx].keys,
+                    cache.layers[self.layer_idx].values,
+                )  # (B, H, S, Dh)
+            else:
+                key, value = self._split_heads(self.kv_proj(key_value_states), 2)  # (B, H, S, Dh)
+                if cache is not None:
+                    key, value = cache.update(key, value, self.layer_idx)
+                    past_key_values.is_updated[self.layer_idx] = True
+        else:
+            query, key, value = self._split_heads(self.qkv_proj(hidden_states), 3)  # (B, H, T, Dh)
+            if past_key_values is not None:
+                key, value = past_key_values.self_attention_cache.update(
+                    key, value, self.layer_idx
+                )  # (B, H, P+T, Dh)
+
+        # output_attentions needs the weights, which only the eager path materialises
+        implementation = "eager" if output_attentions else self.config._attn_implementation
+        attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(
+            implementation, eager_attention_forward
+        )
+        output, weights = attention_interface(
+            self,
+            query,
+            key,
+            value,
+            attention_mask,
+            scaling=self.scaling,
+            dropout=self.dropout if self.training else 0.0,
+        )  # (B, T, H, Dh)
+        return self.out_proj(output.reshape(batch, length, -1)), weights  # (B, T, D), (B, H, T, K)
+
+
+class TransformerMTFeedForward(nn.Module):
+    """FFN(x) = W2 · act(W1 x + b1) + b2, applied at each position (section 3.3)."""
+
+    def __init__(self, config: TransformerMTConfig, ffn_dim: int):
+        super().__init__()
+        self.fc1 = nn.Linear(config.d_model, ffn_dim)
+        self.activation = ACT2FN[config.activation_function]
+        self.activation_dropout = config.activation_dropout
+        self.fc2 = nn.Linear(ffn_dim, config.d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.activation(self.fc1(x))  # (B, T, F)
+        x = F.dropout(x, p=self.activation_dropout, training=self.training)
+        return self.fc2(x)  # (B, T, D)
+
+
+class TransformerMTSublayerConnection(nn.Module):
+    """Residual connection and LayerNorm around one sub-layer (section 5.4: dropout before the add).
+
+    post-LN (paper): out = LayerNorm(x + Dropout(Sublayer(x)))
+    pre-LN:          out = x + Dropout(Sublayer(LayerNorm(x)))
+    Use as `y = conn.sublayer_input(x)`, run the sub-layer on y, then `conn(x, sublayer_output)`.
+    """
+
+    def __init__(self, config: TransformerMTConfig):
+        super().__init__()
+        self.layer_norm = nn.LayerNorm(config.d_model)
+        self.dropout = config.dropout
+        self.normalize_before = config.normalize_before
+
+    def sublayer_input(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layer_norm(x) if self.normalize_before else x
+
+    def forward(self, residual: torch.Tensor, sublayer_output: torch.Tensor) -> torch.Tensor:
+        x = residual + F.dropout(sublayer_output, p=self.dropout, training=self.training)
+        return x if self.normalize_before else self.layer_norm(x)
+
+
+class TransformerMTEncoderLayer(nn.Module):
+    """Self-attention, then FFN, each inside a residual + LayerNorm connection."""
+
+    def __init__(self, config: TransformerMTConfig):
+        super().__init__()
+        self.self_attn = TransformerMTAttention(
+            config, config.encoder_attention_heads, is_cross_attention=False, is_causal=False
+        )
+        self.self_attn_connection = TransformerMTSublayerConnection(config)
+        self.ffn = TransformerMTFeedForward(config, config.encoder_ffn_dim)
+        self.ffn_connection = TransformerMTSublayerConnection(config)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        attn_out, attn_weights = self.self_attn(
+            self.self_attn_connection.sublayer_input(hidden_states),
+            attention_mask=attention_mask,
+            output_attentions=output_attentions,
+        )
+        hidden_states = self.self_attn_connection(hidden_states, attn_out)
+        hidden_states = self.ffn_connection(
+            hidden_states, self.ffn(self.ffn_connection.sublayer_input(hidden_states))
+        )
+        return hidden_states, attn_weights  # (B, S, D), (B, H, S, S)
+
+
+class TransformerMTDecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the encoder output, then FFN (section 3.1)."""
+
+    def __init__(self, config: TransformerMTConfig, layer_idx: int):
+        super().__init__()
+        heads = config.decoder_attention_heads
+        self.self_attn = TransformerMTAttention(
+            config, heads, is_cross_attention=False, is_causal=True, layer_idx=layer_idx
+        )
+        self.self_attn_connection = TransformerMTSublayerConnection(config)
+        self.encoder_attn = TransformerMTAttention(
+            config, heads, is_cross_attention=True, is_causal=False, layer_idx=layer_idx
+        )
+        self.encoder_attn_connection = TransformerMTSublayerConnection(config)
+        self.ffn = TransformerMTFeedForward(config, config.decoder_ffn_dim)
+        self.ffn_connection = TransformerMTSublayerConnection(config)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        self_attn_mask: torch.Tensor | None,
+        encoder_hidden_states: torch.Tensor,
+        encoder_attn_mask: torch.Tensor | None,
+        past_key_values: EncoderDecoderCache | None = None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        attn_out, self_weights = self.self_attn(
+            self.self_attn_connection.sublayer_input(hidden_states),
+            attention_mask=self_attn_mask,
+            past_key_values=past_key_values,
+            output_attentions=output_attentions,
+        )
+        hidden_states = self.self_attn_connection(hidden_states, attn_out)
+        attn_out, cross_weights = self.encoder_attn(
+            self.encoder_attn_connection.sublayer_input(hidden_states),
+            key_value_states=encoder_hidden_states,
+            attention_mask=encoder_attn_mask,
+            past_key_values=past_key_values,
+            output_attentions=output_attentions,
+        )
+        hidden_states = self.encoder_attn_connection(hidden_states, attn_out)
+        hidden_states = self.ffn_connection(
+            hidden_states, self.ffn(self.ffn_connection.sublayer_input(hidden_states))
+        )
+        return hidden_states, self_weights, cross_weights  # (B, T, D), (B, H, T, P+T), (B, H, T, S)
+
+
+class TransformerMTPreTrainedModel(PreTrainedModel):
+    config: TransformerMTConfig
+    config_class = TransformerMTConfig
+    base_model_prefix = "model"
+    main_input_name = "input_ids"
+    _supports_sdpa = True
+    _no_split_modules = ["TransformerMTEncoderLayer", "TransformerMTDecoderLayer"]
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        """Xavier-uniform linear layers (as in the reference implementations), N(0, D^-1/2) embeddings so that
+        √D-scaled embeddings have unit variance, identity LayerNorms, the fixed sinusoidal table."""
+        if isinstance(module, nn.Linear):
+            init.xavier_uniform_(module.weight)
+            if module.bias is not None:
+                init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            init.normal_(module.weight, mean=0.0, std=self.config.d_model**-0.5)
+            if module.padding_idx is not None:
+                init.zeros_(module.weight[module.padding_idx])
+        elif isinstance(module, nn.LayerNorm):
+            init.ones_(module.weight)
+            init.zeros_(module.bias)
+        elif isinstance(module, TransformerMTSinusoidalPositionalEncoding):
+            init.copy_(module.table, module.compute_table(*module.table.shape))
+
+
+class TransformerMTEncoder(nn.Module):
+    """Embedding·√D + positions, dropout, N encoder layers (+ a final LayerNorm when pre-LN)."""
+
+    def __init__(self, config: TransformerMTConfig):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.d_model, config.pad_token_id)
+        self.embed_scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
+        self.embed_positions = TransformerMTSinusoidalPositionalEncoding(
+            config.max_position_embeddings, config.d_model
+        )
+        self.dropout = config.dropout
+        self.layers = nn.ModuleList([TransformerMTEncoderLayer(config) for _ in range(config.encoder_layers)])
+        self.layer_norm = nn.LayerNorm(config.d_model) if config.normalize_before else None
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+    ) -> BaseModelOutput:
+        hidden_states = self.embed_tokens(input_ids) * self.embed_scale  # (B, S, D)
+        hidden_states = hidden_states + self.embed_positions(0, input_ids.shape[1]).to(hidden_states.dtype)
+        hidden_states = F.dropout(hidden_states, p=self.dropout, training=self.training)
+        mask = padding_mask(attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
+
+        all_hidden_states = (hidden_states,) if output_hidden_states else None
+        all_attentions = () if output_attentions else None
+        for layer in self.layers:
+            hidden_states, weights = layer(hidden_states, mask, output_attentions=bool(output_attentions))
+            if output_attentions:
+                all_attentions += (weights,)
+            if output_hidden_states:
+                all_hidden_states += (hidden_states,)
+        if self.layer_norm is not None:
+            hidden_states = self.layer_norm(hidden_states)
+        return BaseModelOutput(
+            last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_attentions
+        )
+
+
+class TransformerMTDecoder(nn.Module):
+    """Embedding·√D + positions (offset by the cached length), N decoder layers (+ final LayerNorm if pre-LN)."""
+
+    def __init__(self, config: TransformerMTConfig):
+        super().__init__()
+        self.config = config
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.d_model, config.pad_token_id)
+        self.embed_scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
+        self.embed_positions = TransformerMTSinusoidalPositionalEncoding(
+            config.max_position_embeddings, config.d_model
+        )
+        self.dropout = config.dropout
+        self.layers = nn.ModuleList(
+            [TransformerMTDecoderLayer(config, layer_idx=i) for i in range(config.decoder_layers)]
+        )
+        self.layer_norm = nn.LayerNorm(config.d_model) if config.normalize_before else None
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        encoder_hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+    ) -> BaseModelOutputWithPastAndCrossAttentions:
+        if use_cache and past_key_values is None:
+            past_key_values = EncoderDecoderCache(
+                DynamicCache(config=self.config), DynamicCache(config=self.config)
+            )
+        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        length = input_ids.shape[1]
+
+        hidden_states = self.embed_tokens(input_ids) * self.embed_scale  # (B, T, D)
+        hidden_states = hidden_states + self.embed_positions(past_length, length).to(hidden_states.dtype)
+        hidden_states = F.dropout(hidden_states, p=self.dropout, training=self.training)
+        self_mask = causal_mask(
+            length, past_length, attention_mask, hidden_states.dtype, hidden_states.device
+        )
+        cross_mask = padding_mask(encoder_attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
+
+        all_hidden_states = (hidden_states,) if output_hidden_states else None
+        all_self_attentions = () if output_attentions else None
+        all_cross_attentions = () if output_attentions else None
+        for layer in self.layers:
+            hidden_states, self_weights, cross_weights = layer(
+                hidden_states,
+                self_mask,
+                encoder_hidden_states,
+                cross_mask,
+                past_key_values=past_key_values,
+                output_attentions=bool(output_attentions),
+            )
+            if output_attentions:
+                all_self_attentions += (self_weights,)
+                all_cross_attentions += (cross_weights,)
+            if output_hidden_states:
+                all_hidden_states += (hidden_states,)
+        if self.layer_norm is not None:
+            hidden_states = self.layer_norm(hidden_states)
+        return BaseModelOutputWithPastAndCrossAttentions(
+            last_hidden_state=hidden_states,
+            past_key_values=past_key_values,
+            hidden_states=all_hidden_states,
+            attentions=all_self_attentions,
+            cross_attentions=all_cross_attentions,
+        )
+
+
+class TransformerMTModel(TransformerMTPreTrainedModel):
+    """The bare encoder-decoder, returning the decoder's last hidden states."""
+
+    _tied_weights_keys = {"decoder.embed_tokens.weight": "encoder.embed_tokens.weight"}
+
+    def __init__(self, config: TransformerMTConfig):
+        super().__init__(config)
+        self.encoder = TransformerMTEncoder(config)
+        self.decoder = TransformerMTDecoder(config)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.encoder.embed_tokens
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.encoder.embed_tokens = value
+        if self.config.tie_word_embeddings:
+            self.decoder.embed_tokens = value
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: BaseModelOutput | tuple | None = None,
+        past_key_values: Cache | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        **kwargs,
+    ) -> Seq2SeqModelOutput:
+        if encoder_outputs is None:
+            encoder_outputs = self.encoder(
+                input_ids,
+                attention_mask=attention_mask,
+                output_attentions=output_attentions,
+                output_hidden_states=output_hidden_states,
+            )
+        elif not isinstance(encoder_outputs, BaseModelOutput):
+            encoder_outputs = BaseModelOutput(*encoder_outputs)
+        decoder_outputs = self.decoder(
+            decoder_input_ids,
+            encoder_outputs.last_hidden_state,
+            attention_mask=decoder_attention_mask,
+            encoder_attention_mask=attention_mask,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        return Seq2SeqModelOutput(
+            last_hidden_state=decoder_outputs.last_hidden_state,
+            past_key_values=decoder_outputs.past_key_values,
+            decoder_hidden_states=decoder_outputs.hidden_states,
+            decoder_attentions=decoder_outputs.attentions,
+            cross_attentions=decoder_outputs.cross_attentions,
+            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+            encoder_hidden_states=encoder_outputs.hidden_states,
+            encoder_attentions=encoder_outputs.attentions,
+        )
+
+
+class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, GenerationMixin):
+    """The encoder-decoder with its output projection to the vocabulary, a loss, and `generate()`.
+
+    Training speed-up that leaves the loss unchanged: in training mode with `labels`, the output projection
+    and the cross-entropy run only on the positions whose label is not -100, and `logits` is not returned
+    (the loss is all the Trainer needs). In eval mode the full (B, T, V) logits are returned.
+    """
+
+    _tied_weights_keys = {
+        "lm_head.weight": "model.encoder.embed_tokens.weight",
+        "model.decoder.embed_tokens.weight": "model.encoder.embed_tokens.weight",
+    }
+
+    def __init__(self, config: TransformerMTConfig):
+        super().__init__(config)
+        self.model = TransformerMTModel(config)
+        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head
+
+    def set_output_embeddings(self, value: nn.Linear) -> None:
+        self.lm_head = value
+
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
+        """Used by `DataCollatorForSeq2Seq` to build `decoder_input_ids` in the collator."""
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: BaseModelOutput | tuple | None = None,
+        past_key_values: Cache | None = None,
+        labels: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        num_items_in_batch: int | torch.Tensor | None = None,
+        **kwargs,
+    ) -> Seq2SeqLMOutput:
+        r"""
+        labels (`(B, T)`): target ids, -100 where no loss is taken. When `decoder_input_ids` is not given it is
+            `labels` shifted right behind `decoder_start_token_id`.
+        num_items_in_batch: number of non-ignored labels over the whole (accumulated) batch, passed by the
+            `Trainer`; the summed loss is divided by it so gradient accumulation averages over tokens.
+        """
+        if labels is not None:
+            use_cache = False
+            if decoder_input_ids is None:
+                decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+        outputs = self.model(
+            input_ids,
+            attention_mask=attention_mask,
+            decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask,
+            encoder_outputs=encoder_outputs,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        hidden_states = outputs.last_hidden_state  # (B, T, D)
+
+        logits, loss = None, None
+        if labels is not None and self.training:
+            keep = labels != -100  # (B, T)
+            loss = self._loss(self.lm_head(hidden_states[keep]), labels[keep], num_items_in_batch)  # (N, V)
+        else:
+            logits = self.lm_head(hidden_states)  # (B, T, V)
+            if labels is not None:
+                loss = self._loss(logits.flatten(0, 1), labels.flatten(), num_items_in_batch)
+
+        return Seq2SeqLMOutput(
+            loss=loss,
+            logits=logits,
+            past_key_values=outputs.past_key_values,
+            decoder_hidden_states=outputs.decoder_hidden_states,
+            decoder_attentions=outputs.decoder_attentions,
+            cross_attentions=outputs.cross_attentions,
+            encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+            encoder_hidden_states=outputs.encoder_hidden_states,
+            encoder_attentions=outputs.encoder_attentions,
+        )
+
+    def _loss(
+        self, logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch: int | torch.Tensor | None
+    ) -> torch.Tensor:
+        """Label-smoothed cross-entropy over labels != -100: mean, or sum / num_items_in_batch."""
+        loss = F.cross_entropy(
+            logits.float(),
+            labels,
+            ignore_index=-100,
+            reduction="sum",
+            label_smoothing=self.config.label_smoothing,
+        )
+        if num_items_in_batch is None:
+            num_items_in_batch = (labels != -100).sum()
+        return loss / num_items_in_batch
+
+
+__all__ = [
+    "TransformerMTForConditionalGeneration",
+    "TransformerMTModel",
+    "TransformerMTPreTrainedModel",
+]
