@@ -1,0 +1,131 @@
+"""Corpus BLEU and chrF with sacrebleu, for whole test sets and for `Seq2SeqTrainer` evaluation.
+
+A source sentence may have several valid translations (Tatoeba-style data keeps all of them), so references
+are given *per sentence* as a list of variable length. sacrebleu wants reference *streams* instead
+(stream k holds the k-th reference of every sentence); `reference_streams` transposes and pads the shorter
+lists with `None`. sacrebleu 2.x drops `None` entries per segment before extracting n-grams (see
+`Metric._cache_references`), so a sentence with fewer references is scored against exactly those it has;
+the signature then reads `nrefs:var`. An empty string would *not* be dropped: it would count as a real,
+empty reference (and pull BLEU's closest reference length to 0), which is why `None` is the padding.
+
+Extra references take the best n-gram matches over all references, but BLEU's brevity penalty uses the
+reference length *closest* to the hypothesis, so an extra, longer reference can occasionally lower BLEU.
+
+This module knows nothing about the model or the data modules; it only needs a tokenizer to decode ids.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import sacrebleu
+from transformers import EvalPrediction, PreTrainedTokenizerBase
+
+
+def normalize_references(references: Sequence[Sequence[str] | str]) -> list[list[str]]:
+    """Per-sentence references as lists: a bare string is one reference. Raises `ValueError` on an empty one."""
+    normalized = []
+    for i, refs in enumerate(references):
+        refs = [refs] if isinstance(refs, str) else list(refs)
+        if not refs:
+            raise ValueError(f"sentence {i} has no reference; every sentence needs at least one")
+        if not all(isinstance(ref, str) for ref in refs):
+            raise TypeError(f"references of sentence {i} must be strings, got {refs!r}")
+        normalized.append(refs)
+    return normalized
+
+
+def reference_streams(references: Sequence[Sequence[str]]) -> list[list[str | None]]:
+    """Transpose per-sentence reference lists into sacrebleu streams, padding shorter lists with `None`."""
+    width = max(len(refs) for refs in references)
+    return [[refs[k] if k < len(refs) else None for refs in references] for k in range(width)]
+
+
+def score_translations(
+    hypotheses: Sequence[str], references: Sequence[Sequence[str]] | Sequence[str]
+) -> dict[str, Any]:
+    """Corpus BLEU and chrF of `hypotheses` against all references of each sentence, with sacrebleu signatures.
+
+    Args:
+        hypotheses: one detokenized translation per source sentence (empty strings are allowed).
+        references: per sentence, a list of its reference translations (any number >= 1), or a single string.
+
+    Returns:
+        A JSON-serialisable dict: `bleu` and `chrf` (0-100), `bleu_signature`, `chrf_signature`,
+        `num_sentences`, and `num_references` (the largest number of references of one sentence).
+    """
+    if isinstance(hypotheses, str) or not all(isinstance(hyp, str) for hyp in hypotheses):
+        raise TypeError("`hypotheses` must be a sequence of strings, one per sentence")
+    if not hypotheses:
+        raise ValueError("no hypotheses to score: pass at least one sentence")
+    refs = normalize_references(references)
+    if len(refs) != len(hypotheses):
+        raise ValueError(
+            f"{len(hypotheses)} hypotheses but {len(refs)} reference entries: give one entry "
+            f"(a string or a list of strings) per hypothesis, in the same order"
+        )
+    streams = reference_streams(refs)
+    hyps = list(hypotheses)
+    bleu, chrf = sacrebleu.BLEU(), sacrebleu.CHRF()
+    return {
+        "bleu": float(bleu.corpus_score(hyps, streams).score),
+        "chrf": float(chrf.corpus_score(hyps, streams).score),
+        "bleu_signature": str(bleu.get_signature()),
+        "chrf_signature": str(chrf.get_signature()),
+        "num_sentences": len(hyps),
+        "num_references": len(streams),
+    }
+
+
+def decode_ids(tokenizer: PreTrainedTokenizerBase, ids: np.ndarray) -> list[str]:
+    """Decode a (N, L) id array: -100 (the Trainer's padding and ignored labels) becomes pad, special tokens go."""
+    ids = np.where(np.asarray(ids) == -100, tokenizer.pad_token_id, ids)
+    return [text.strip() for text in tokenizer.batch_decode(ids.tolist(), skip_special_tokens=True)]
+
+
+def build_compute_metrics(
+    tokenizer: PreTrainedTokenizerBase, references: Sequence[Sequence[str]] | None = None
+) -> Callable[[EvalPrediction], dict[str, float]]:
+    """A `compute_metrics` for `Seq2SeqTrainer(predict_with_generate=True)`.
+
+    Predictions (generated ids) and labels are decoded with -100 replaced by pad and special tokens skipped.
+    Without `references`, each decoded label is the single reference of its sentence; with `references`
+    (per-sentence lists aligned with the evaluation dataset order), BLEU/chrF use all of them.
+
+    The function returns floats only, as the Trainer logs them with an `eval_` prefix: `bleu`, `chrf`, and
+    `gen_len`, the mean number of non-special tokens per generated sequence.
+    """
+    if tokenizer.pad_token_id is None:
+        raise ValueError("the tokenizer has no pad token; -100 positions are decoded as pad, so set one")
+    multi_refs = normalize_references(references) if references is not None else None
+    special_ids = np.array(tokenizer.all_special_ids)
+
+    def compute_metrics(eval_pred: EvalPrediction) -> dict[str, float]:
+        predictions = eval_pred.predictions
+        if isinstance(predictions, tuple):  # some models return (generated ids, ...) tuples
+            predictions = predictions[0]
+        predictions = np.asarray(predictions)
+        hypotheses = decode_ids(tokenizer, predictions)
+        if multi_refs is None:
+            refs: Sequence[Sequence[str]] | Sequence[str] = decode_ids(tokenizer, eval_pred.label_ids)
+        elif len(multi_refs) != len(hypotheses):
+            raise ValueError(
+                f"compute_metrics got {len(hypotheses)} predictions but {len(multi_refs)} reference lists: "
+                f"`references` must be aligned with the evaluation dataset (same rows, same order)"
+            )
+        else:
+            refs = multi_refs
+        scores = score_translations(hypotheses, refs)
+        kept = (predictions != -100) & ~np.isin(predictions, special_ids)
+        return {"bleu": scores["bleu"], "chrf": scores["chrf"], "gen_len": float(kept.sum(axis=1).mean())}
+
+    return compute_metrics
+
+
+__all__ = [
+    "build_compute_metrics",
+    "decode_ids",
+    "normalize_references",
+    "reference_streams",
+    "score_translations",
+]

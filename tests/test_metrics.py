@@ -1,0 +1,135 @@
+"""BLEU/chrF scoring: agreement with sacrebleu, multi-reference handling, and the Trainer's compute_metrics."""
+
+import json
+
+import numpy as np
+import pytest
+import sacrebleu
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from transformers import EvalPrediction, PreTrainedTokenizerFast
+
+from hf_seq2seq.metrics import build_compute_metrics, score_translations
+
+WORDS = "the a cat dog sat on mat is here big small red house le la chat chien est sur tapis ici grand rouge".split()
+SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
+PAD, BOS, EOS = 0, 1, 2
+
+HYPS = ["the cat sat on the mat", "a dog is here", "the big red house", ""]
+REFS = [
+    ["the cat sat on a mat", "a cat sat on the mat", "the cat is on the mat"],
+    ["a dog is here"],
+    ["the big house is red", "a big red house"],
+    ["nothing"],
+]
+
+
+def tiny_tokenizer() -> PreTrainedTokenizerFast:
+    """Word-level tokenizer over `WORDS`; appends </s> to every encoded text."""
+    vocab = {token: i for i, token in enumerate(SPECIALS + WORDS)}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", EOS)])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
+
+
+def test_single_reference_scores_equal_sacrebleu():
+    refs = [r[0] for r in REFS]
+    scores = score_translations(HYPS, refs)
+    assert scores["bleu"] == sacrebleu.corpus_bleu(HYPS, [refs]).score
+    assert scores["chrf"] == sacrebleu.corpus_chrf(HYPS, [refs]).score
+    assert scores["num_sentences"] == 4 and scores["num_references"] == 1
+    # a list of one-element lists is the same thing
+    assert score_translations(HYPS, [[r] for r in refs]) == scores
+
+
+def test_multi_reference_scores_equal_sacrebleu_with_none_padded_streams():
+    streams = [
+        [REFS[0][0], REFS[1][0], REFS[2][0], REFS[3][0]],
+        [REFS[0][1], None, REFS[2][1], None],
+        [REFS[0][2], None, None, None],
+    ]
+    scores = score_translations(HYPS, REFS)
+    bleu, chrf = sacrebleu.BLEU(), sacrebleu.CHRF()
+    assert scores["bleu"] == bleu.corpus_score(HYPS, streams).score
+    assert scores["chrf"] == chrf.corpus_score(HYPS, streams).score
+    assert scores["bleu_signature"] == str(bleu.get_signature())
+    assert scores["chrf_signature"] == str(chrf.get_signature())
+    assert scores["bleu_signature"].startswith("nrefs:var|") and "version:2." in scores["bleu_signature"]
+    assert scores["num_sentences"] == 4 and scores["num_references"] == 3
+    assert json.loads(json.dumps(scores)) == scores
+
+
+def test_more_references_never_lower_bleu_and_a_matching_one_raises_it():
+    hyps = ["the cat is here", "a big dog sat on the red mat"]
+    single = [["a cat is here"], ["the big dog sat on a mat"]]
+    # an extra reference that does not match the hypothesis better: BLEU does not drop
+    unrelated = [refs + ["la chat est ici"] for refs in single]
+    assert score_translations(hyps, unrelated)["bleu"] >= score_translations(hyps, single)["bleu"]
+    # an extra reference equal to the hypothesis: strictly higher
+    matching = [single[0] + [hyps[0]], single[1]]
+    assert score_translations(hyps, matching)["bleu"] > score_translations(hyps, single)["bleu"]
+    assert score_translations(hyps, matching)["chrf"] > score_translations(hyps, single)["chrf"]
+
+
+def test_empty_hypotheses_score_zero_without_error():
+    scores = score_translations(["", ""], ["the cat", "a dog"])
+    assert scores["bleu"] == 0.0 and scores["chrf"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("hyps", "refs", "error", "match"),
+    [
+        (["a", "b"], ["a"], ValueError, "2 hypotheses but 1 reference"),
+        (["a"], [[]], ValueError, "no reference"),
+        ([], [], ValueError, "no hypotheses"),
+        ("a cat", ["a cat"], TypeError, "sequence of strings"),
+    ],
+)
+def test_bad_inputs_raise(hyps, refs, error, match):
+    with pytest.raises(error, match=match):
+        score_translations(hyps, refs)
+
+
+def encode(tokenizer: PreTrainedTokenizerFast, texts: list[str]) -> list[list[int]]:
+    return [tokenizer(text)["input_ids"] for text in texts]
+
+
+def test_compute_metrics_decodes_ids_with_minus_100_and_special_tokens():
+    tokenizer = tiny_tokenizer()
+    hyps, refs = ["the cat sat on the mat", "a dog", ""], ["the cat sat on a mat", "a dog is here", "la chat"]
+    # generated ids: start token, tokens, </s>, then pad and -100 (the Trainer pads across batches with -100)
+    predictions = np.full((3, 10), -100)
+    for i, ids in enumerate(encode(tokenizer, hyps)):
+        predictions[i, : len(ids) + 2] = [BOS, *ids, PAD]
+    labels = np.full((3, 8), -100)
+    for i, ids in enumerate(encode(tokenizer, refs)):
+        labels[i, : len(ids)] = ids
+    metrics = build_compute_metrics(tokenizer)(EvalPrediction(predictions=predictions, label_ids=labels))
+
+    expected = score_translations(hyps, refs)
+    assert metrics == {
+        "bleu": expected["bleu"],
+        "chrf": expected["chrf"],
+        "gen_len": (6 + 2 + 0) / 3,
+    }
+    assert metrics["bleu"] == sacrebleu.corpus_bleu(hyps, [refs]).score
+    assert all(type(value) is float for value in metrics.values())
+
+
+def test_compute_metrics_uses_all_given_references_in_dataset_order():
+    tokenizer = tiny_tokenizer()
+    hyps = ["the cat is here", "a big dog"]
+    references = [["a cat is here", "the cat is here"], ["the big dog"]]
+    predictions = np.full((2, 7), PAD)
+    for i, ids in enumerate(encode(tokenizer, hyps)):
+        predictions[i, : len(ids) + 1] = [BOS, *ids]
+    labels = np.array([ids[:4] for ids in encode(tokenizer, ["a cat is here", "the big dog"])])
+    eval_pred = EvalPrediction(predictions=predictions, label_ids=labels)
+
+    metrics = build_compute_metrics(tokenizer, references)(eval_pred)
+    assert metrics["bleu"] == score_translations(hyps, references)["bleu"]
+    assert metrics["bleu"] > build_compute_metrics(tokenizer)(eval_pred)["bleu"]  # labels: first refs only
+    with pytest.raises(ValueError, match="aligned with the evaluation dataset"):
+        build_compute_metrics(tokenizer, references[:1])(eval_pred)
