@@ -74,6 +74,22 @@ def causal_mask(
     )
 
 
+def token_mask_of(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
+    """(B, T) bool mask of real tokens, or None when there is no padding (nothing to skip)."""
+    if attention_mask is None or bool(attention_mask.all()):
+        return None
+    return attention_mask.bool()
+
+
+def unpack(packed: torch.Tensor, token_mask: torch.Tensor | None) -> torch.Tensor:
+    """(N, F) real-token rows -> (B, T, F) with zeros at padding; identity without a mask."""
+    if token_mask is None:
+        return packed
+    padded = packed.new_zeros(*token_mask.shape, packed.shape[-1])
+    padded[token_mask] = packed
+    return padded
+
+
 class TransformerMTSinusoidalPositionalEncoding(nn.Module):
     """PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)) (section 3.5).
 
@@ -166,10 +182,12 @@ class TransformerMTAttention(nn.Module):
         attention_mask: torch.Tensor | None = None,
         past_key_values: EncoderDecoderCache | None = None,
         output_attentions: bool = False,
+        token_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        batch, length, _ = hidden_states.shape  # (B, T, D)
+        """`hidden_states` is (B, T, D), or (N, D) real-token rows when `token_mask` (B, T) is given: the
+        projections then skip padding, and only the attention itself runs on the padded (B, T) layout."""
         if self.is_cross_attention:
-            (query,) = self._split_heads(self.q_proj(hidden_states), 1)  # (B, H, T, Dh)
+            (query,) = self._split_heads(unpack(self.q_proj(hidden_states), token_mask), 1)  # (B, H, T, Dh)
             cache = past_key_values.cross_attention_cache if past_key_values is not None else None
             if cache is not None and past_key_values.is_updated.get(self.layer_idx):
                 key, value = (
@@ -182,7 +200,9 @@ class TransformerMTAttention(nn.Module):
                     key, value = cache.update(key, value, self.layer_idx)
                     past_key_values.is_updated[self.layer_idx] = True
         else:
-            query, key, value = self._split_heads(self.qkv_proj(hidden_states), 3)  # (B, H, T, Dh)
+            query, key, value = self._split_heads(
+                unpack(self.qkv_proj(hidden_states), token_mask), 3
+            )  # (B, H, T, Dh)
             if past_key_values is not None:
                 key, value = past_key_values.self_attention_cache.update(
                     key, value, self.layer_idx
@@ -202,7 +222,10 @@ class TransformerMTAttention(nn.Module):
             scaling=self.scaling,
             dropout=self.dropout if self.training else 0.0,
         )  # (B, T, H, Dh)
-        return self.out_proj(output.reshape(batch, length, -1)), weights  # (B, T, D), (B, H, T, K)
+        output = output.reshape(query.shape[0], query.shape[2], -1)  # (B, T, D)
+        if token_mask is not None:
+            output = output[token_mask]  # (N, D)
+        return self.out_proj(output), weights  # (B, T, D) or (N, D), (B, H, T, K)
 
 
 class TransformerMTFeedForward(nn.Module):
@@ -260,17 +283,19 @@ class TransformerMTEncoderLayer(nn.Module):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None,
         output_attentions: bool = False,
+        token_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         attn_out, attn_weights = self.self_attn(
             self.self_attn_connection.sublayer_input(hidden_states),
             attention_mask=attention_mask,
             output_attentions=output_attentions,
+            token_mask=token_mask,
         )
         hidden_states = self.self_attn_connection(hidden_states, attn_out)
         hidden_states = self.ffn_connection(
             hidden_states, self.ffn(self.ffn_connection.sublayer_input(hidden_states))
         )
-        return hidden_states, attn_weights  # (B, S, D), (B, H, S, S)
+        return hidden_states, attn_weights  # (B, S, D) or (N, D), (B, H, S, S)
 
 
 class TransformerMTDecoderLayer(nn.Module):
@@ -298,12 +323,14 @@ class TransformerMTDecoderLayer(nn.Module):
         encoder_attn_mask: torch.Tensor | None,
         past_key_values: EncoderDecoderCache | None = None,
         output_attentions: bool = False,
+        token_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         attn_out, self_weights = self.self_attn(
             self.self_attn_connection.sublayer_input(hidden_states),
             attention_mask=self_attn_mask,
             past_key_values=past_key_values,
             output_attentions=output_attentions,
+            token_mask=token_mask,
         )
         hidden_states = self.self_attn_connection(hidden_states, attn_out)
         attn_out, cross_weights = self.encoder_attn(
@@ -312,12 +339,13 @@ class TransformerMTDecoderLayer(nn.Module):
             attention_mask=encoder_attn_mask,
             past_key_values=past_key_values,
             output_attentions=output_attentions,
+            token_mask=token_mask,
         )
         hidden_states = self.encoder_attn_connection(hidden_states, attn_out)
         hidden_states = self.ffn_connection(
             hidden_states, self.ffn(self.ffn_connection.sublayer_input(hidden_states))
         )
-        return hidden_states, self_weights, cross_weights  # (B, T, D), (B, H, T, P+T), (B, H, T, S)
+        return hidden_states, self_weights, cross_weights  # (B, T, D) or (N, D), (B, H, T, P+T), (B, H, T, S)
 
 
 class TransformerMTPreTrainedModel(PreTrainedModel):
@@ -373,19 +401,26 @@ class TransformerMTEncoder(nn.Module):
         hidden_states = hidden_states + self.embed_positions(0, input_ids.shape[1]).to(hidden_states.dtype)
         hidden_states = F.dropout(hidden_states, p=self.dropout, training=self.training)
         mask = padding_mask(attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
+        token_mask = token_mask_of(attention_mask)
+        if token_mask is not None:
+            hidden_states = hidden_states[token_mask]  # (N, D): layers never compute on padding
 
-        all_hidden_states = (hidden_states,) if output_hidden_states else None
+        all_hidden_states = (unpack(hidden_states, token_mask),) if output_hidden_states else None
         all_attentions = () if output_attentions else None
         for layer in self.layers:
-            hidden_states, weights = layer(hidden_states, mask, output_attentions=bool(output_attentions))
+            hidden_states, weights = layer(
+                hidden_states, mask, output_attentions=bool(output_attentions), token_mask=token_mask
+            )
             if output_attentions:
                 all_attentions += (weights,)
             if output_hidden_states:
-                all_hidden_states += (hidden_states,)
+                all_hidden_states += (unpack(hidden_states, token_mask),)
         if self.layer_norm is not None:
             hidden_states = self.layer_norm(hidden_states)
         return BaseModelOutput(
-            last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_attentions
+            last_hidden_state=unpack(hidden_states, token_mask),  # (B, S, D), zeros at padding
+            hidden_states=all_hidden_states,
+            attentions=all_attentions,
         )
 
 
@@ -432,8 +467,11 @@ class TransformerMTDecoder(nn.Module):
             length, past_length, attention_mask, hidden_states.dtype, hidden_states.device
         )
         cross_mask = padding_mask(encoder_attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
+        token_mask = token_mask_of(attention_mask[:, -length:] if attention_mask is not None else None)
+        if token_mask is not None:
+            hidden_states = hidden_states[token_mask]  # (N, D)
 
-        all_hidden_states = (hidden_states,) if output_hidden_states else None
+        all_hidden_states = (unpack(hidden_states, token_mask),) if output_hidden_states else None
         all_self_attentions = () if output_attentions else None
         all_cross_attentions = () if output_attentions else None
         for layer in self.layers:
@@ -444,16 +482,17 @@ class TransformerMTDecoder(nn.Module):
                 cross_mask,
                 past_key_values=past_key_values,
                 output_attentions=bool(output_attentions),
+                token_mask=token_mask,
             )
             if output_attentions:
                 all_self_attentions += (self_weights,)
                 all_cross_attentions += (cross_weights,)
             if output_hidden_states:
-                all_hidden_states += (hidden_states,)
+                all_hidden_states += (unpack(hidden_states, token_mask),)
         if self.layer_norm is not None:
             hidden_states = self.layer_norm(hidden_states)
         return BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states,
+            last_hidden_state=unpack(hidden_states, token_mask),  # (B, T, D), zeros at padding
             past_key_values=past_key_values,
             hidden_states=all_hidden_states,
             attentions=all_self_attentions,
@@ -580,6 +619,9 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             use_cache = False
             if decoder_input_ids is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+            if self.training and decoder_attention_mask is None:
+                # positions after the last real label feed no loss (the decoder is causal): skip them
+                decoder_attention_mask = (labels != -100).flip(1).cummax(1).values.flip(1)
         outputs = self.model(
             input_ids,
             attention_mask=attention_mask,
