@@ -375,10 +375,11 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
             init.copy_(module.table, module.compute_table(*module.table.shape))
 
 
-class TransformerMTEncoder(nn.Module):
-    """Embedding·√D + positions, dropout, N encoder layers (+ a final LayerNorm when pre-LN)."""
+class TransformerMTStack(nn.Module):
+    """What the encoder and the decoder share: token embeddings·√D + sinusoidal positions + dropout at the
+    bottom, a stack of layers, and (pre-LN only) a final LayerNorm at the top."""
 
-    def __init__(self, config: TransformerMTConfig):
+    def __init__(self, config: TransformerMTConfig, layers: list[nn.Module]):
         super().__init__()
         self.embed_tokens = nn.Embedding(config.vocab_size, config.d_model, config.pad_token_id)
         self.embed_scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
@@ -386,8 +387,23 @@ class TransformerMTEncoder(nn.Module):
             config.max_position_embeddings, config.d_model
         )
         self.dropout = config.dropout
-        self.layers = nn.ModuleList([TransformerMTEncoderLayer(config) for _ in range(config.encoder_layers)])
+        self.layers = nn.ModuleList(layers)
         self.layer_norm = nn.LayerNorm(config.d_model) if config.normalize_before else None
+
+    def embed(self, input_ids: torch.LongTensor, start: int = 0) -> torch.Tensor:
+        """(B, T) ids at positions start.. -> (B, T, D) inputs of the first layer."""
+        hidden_states = self.embed_tokens(input_ids) * self.embed_scale  # (B, T, D)
+        hidden_states = hidden_states + self.embed_positions(start, input_ids.shape[1]).to(
+            hidden_states.dtype
+        )
+        return F.dropout(hidden_states, p=self.dropout, training=self.training)
+
+
+class TransformerMTEncoder(TransformerMTStack):
+    """N encoder layers over the embedded source."""
+
+    def __init__(self, config: TransformerMTConfig):
+        super().__init__(config, [TransformerMTEncoderLayer(config) for _ in range(config.encoder_layers)])
 
     @can_return_tuple
     def forward(
@@ -397,9 +413,7 @@ class TransformerMTEncoder(nn.Module):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
     ) -> BaseModelOutput:
-        hidden_states = self.embed_tokens(input_ids) * self.embed_scale  # (B, S, D)
-        hidden_states = hidden_states + self.embed_positions(0, input_ids.shape[1]).to(hidden_states.dtype)
-        hidden_states = F.dropout(hidden_states, p=self.dropout, training=self.training)
+        hidden_states = self.embed(input_ids)  # (B, S, D)
         mask = padding_mask(attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
         token_mask = token_mask_of(attention_mask)
         if token_mask is not None:
@@ -424,22 +438,14 @@ class TransformerMTEncoder(nn.Module):
         )
 
 
-class TransformerMTDecoder(nn.Module):
-    """Embedding·√D + positions (offset by the cached length), N decoder layers (+ final LayerNorm if pre-LN)."""
+class TransformerMTDecoder(TransformerMTStack):
+    """N decoder layers over the embedded target, positions offset by the cached length."""
 
     def __init__(self, config: TransformerMTConfig):
-        super().__init__()
+        super().__init__(
+            config, [TransformerMTDecoderLayer(config, layer_idx=i) for i in range(config.decoder_layers)]
+        )
         self.config = config
-        self.embed_tokens = nn.Embedding(config.vocab_size, config.d_model, config.pad_token_id)
-        self.embed_scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
-        self.embed_positions = TransformerMTSinusoidalPositionalEncoding(
-            config.max_position_embeddings, config.d_model
-        )
-        self.dropout = config.dropout
-        self.layers = nn.ModuleList(
-            [TransformerMTDecoderLayer(config, layer_idx=i) for i in range(config.decoder_layers)]
-        )
-        self.layer_norm = nn.LayerNorm(config.d_model) if config.normalize_before else None
 
     @can_return_tuple
     def forward(
@@ -460,9 +466,7 @@ class TransformerMTDecoder(nn.Module):
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
         length = input_ids.shape[1]
 
-        hidden_states = self.embed_tokens(input_ids) * self.embed_scale  # (B, T, D)
-        hidden_states = hidden_states + self.embed_positions(past_length, length).to(hidden_states.dtype)
-        hidden_states = F.dropout(hidden_states, p=self.dropout, training=self.training)
+        hidden_states = self.embed(input_ids, start=past_length)  # (B, T, D)
         self_mask = causal_mask(
             length, past_length, attention_mask, hidden_states.dtype, hidden_states.device
         )
