@@ -83,22 +83,41 @@ def decode_ids(tokenizer: PreTrainedTokenizerBase, ids: np.ndarray) -> list[str]
     return [text.strip() for text in tokenizer.batch_decode(ids.tolist(), skip_special_tokens=True)]
 
 
+def references_by_source(
+    source_ids: Sequence[Sequence[int]], references: Sequence[Sequence[str]]
+) -> dict[tuple[int, ...], list[str]]:
+    """Key each evaluation sentence's references by its source token ids (as the model receives them).
+
+    The Trainer may reorder evaluation rows (length-grouped sampling, gathering across processes), so
+    `compute_metrics` finds the references of each prediction through its input ids, never by position.
+    Sources that tokenize identically share their references.
+    """
+    if len(source_ids) != len(references):
+        raise ValueError(f"{len(source_ids)} sources but {len(references)} reference lists")
+    keyed: dict[tuple[int, ...], list[str]] = {}
+    for ids, refs in zip(source_ids, normalize_references(references), strict=True):
+        merged = keyed.setdefault(tuple(ids), [])
+        merged.extend([r for r in refs if r not in merged])
+    return keyed
+
+
 def build_compute_metrics(
-    tokenizer: PreTrainedTokenizerBase, references: Sequence[Sequence[str]] | None = None
+    tokenizer: PreTrainedTokenizerBase, references: dict[tuple[int, ...], list[str]] | None = None
 ) -> Callable[[EvalPrediction], dict[str, float]]:
     """A `compute_metrics` for `Seq2SeqTrainer(predict_with_generate=True)`.
 
     Predictions (generated ids) and labels are decoded with -100 replaced by pad and special tokens skipped.
-    Without `references`, each decoded label is the single reference of its sentence; with `references`
-    (per-sentence lists aligned with the evaluation dataset order), BLEU/chrF use all of them.
+    Without `references`, each decoded label is the single reference of its sentence. With `references`
+    (from `references_by_source`), BLEU/chrF use all references of each source, looked up by the prediction's
+    input ids: the Trainer must pass them (`include_for_metrics=["inputs"]`).
 
     The function returns floats only, as the Trainer logs them with an `eval_` prefix: `bleu`, `chrf`, and
     `gen_len`, the mean number of non-special tokens per generated sequence.
     """
     if tokenizer.pad_token_id is None:
         raise ValueError("the tokenizer has no pad token; -100 positions are decoded as pad, so set one")
-    multi_refs = normalize_references(references) if references is not None else None
     special_ids = np.array(tokenizer.all_special_ids)
+    padding = (-100, tokenizer.pad_token_id)
 
     def compute_metrics(eval_pred: EvalPrediction) -> dict[str, float]:
         predictions = eval_pred.predictions
@@ -106,15 +125,18 @@ def build_compute_metrics(
             predictions = predictions[0]
         predictions = np.asarray(predictions)
         hypotheses = decode_ids(tokenizer, predictions)
-        if multi_refs is None:
+        if references is None:
             refs: Sequence[Sequence[str]] | Sequence[str] = decode_ids(tokenizer, eval_pred.label_ids)
-        elif len(multi_refs) != len(hypotheses):
+        elif eval_pred.inputs is None:
             raise ValueError(
-                f"compute_metrics got {len(hypotheses)} predictions but {len(multi_refs)} reference lists: "
-                f"`references` must be aligned with the evaluation dataset (same rows, same order)"
+                "multi-reference compute_metrics needs the inputs: set include_for_metrics=['inputs']"
             )
         else:
-            refs = multi_refs
+            keys = [tuple(int(i) for i in row if i not in padding) for row in np.asarray(eval_pred.inputs)]
+            missing = sum(key not in references for key in keys)
+            if missing:
+                raise ValueError(f"{missing} of {len(keys)} evaluated sources have no references")
+            refs = [references[key] for key in keys]
         scores = score_translations(hypotheses, refs)
         kept = (predictions != -100) & ~np.isin(predictions, special_ids)
         return {"bleu": scores["bleu"], "chrf": scores["chrf"], "gen_len": float(kept.sum(axis=1).mean())}
@@ -127,5 +149,6 @@ __all__ = [
     "decode_ids",
     "normalize_references",
     "reference_streams",
+    "references_by_source",
     "score_translations",
 ]

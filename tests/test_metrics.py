@@ -8,7 +8,7 @@ import sacrebleu
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 from transformers import EvalPrediction, PreTrainedTokenizerFast
 
-from hf_seq2seq.metrics import build_compute_metrics, score_translations
+from hf_seq2seq.metrics import build_compute_metrics, references_by_source, score_translations
 
 WORDS = "the a cat dog sat on mat is here big small red house le la chat chien est sur tapis ici grand rouge".split()
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
@@ -118,18 +118,34 @@ def test_compute_metrics_decodes_ids_with_minus_100_and_special_tokens():
     assert all(type(value) is float for value in metrics.values())
 
 
-def test_compute_metrics_uses_all_given_references_in_dataset_order():
+def test_compute_metrics_finds_all_references_by_source_ids_whatever_the_order():
     tokenizer = tiny_tokenizer()
+    sources = ["the cat", "a dog"]
     hyps = ["the cat is here", "a big dog"]
     references = [["a cat is here", "the cat is here"], ["the big dog"]]
-    predictions = np.full((2, 7), PAD)
-    for i, ids in enumerate(encode(tokenizer, hyps)):
-        predictions[i, : len(ids) + 1] = [BOS, *ids]
-    labels = np.array([ids[:4] for ids in encode(tokenizer, ["a cat is here", "the big dog"])])
-    eval_pred = EvalPrediction(predictions=predictions, label_ids=labels)
+    keyed = references_by_source(encode(tokenizer, sources), references)
 
-    metrics = build_compute_metrics(tokenizer, references)(eval_pred)
-    assert metrics["bleu"] == score_translations(hyps, references)["bleu"]
-    assert metrics["bleu"] > build_compute_metrics(tokenizer)(eval_pred)["bleu"]  # labels: first refs only
-    with pytest.raises(ValueError, match="aligned with the evaluation dataset"):
-        build_compute_metrics(tokenizer, references[:1])(eval_pred)
+    def eval_pred(order: list[int]) -> EvalPrediction:
+        """The Trainer's view: rows in `order`, inputs padded with pad then -100, labels = first reference."""
+        predictions = np.full((2, 7), PAD)
+        inputs = np.full((2, 6), -100)
+        labels = np.full((2, 5), -100)
+        for row, i in enumerate(order):
+            ids = encode(tokenizer, [hyps[i]])[0]
+            predictions[row, : len(ids) + 1] = [BOS, *ids]
+            src = encode(tokenizer, [sources[i]])[0]
+            inputs[row, : len(src) + 1] = [*src, PAD]
+            ref = encode(tokenizer, [references[i][0]])[0]
+            labels[row, : len(ref)] = ref
+        return EvalPrediction(predictions=predictions, label_ids=labels, inputs=inputs)
+
+    expected = score_translations(hyps, references)["bleu"]
+    assert build_compute_metrics(tokenizer, keyed)(eval_pred([0, 1]))["bleu"] == expected
+    assert build_compute_metrics(tokenizer, keyed)(eval_pred([1, 0]))["bleu"] == expected  # reordered rows
+    assert expected > build_compute_metrics(tokenizer)(eval_pred([0, 1]))["bleu"]  # labels: first refs only
+    with pytest.raises(ValueError, match="have no references"):
+        build_compute_metrics(tokenizer, {(1, 2): ["x"]})(eval_pred([0, 1]))
+    with pytest.raises(ValueError, match="include_for_metrics"):
+        build_compute_metrics(tokenizer, keyed)(
+            EvalPrediction(predictions=np.zeros((2, 3), dtype=int), label_ids=None)
+        )
