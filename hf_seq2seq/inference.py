@@ -1,0 +1,174 @@
+"""Loading a saved model folder, batched greedy translation, and scoring a whole test set."""
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from .metrics import score_translations
+
+logger = logging.getLogger(__name__)
+
+MODEL_FILES = ("config.json", "generation_config.json")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+
+class ModelFolderError(FileNotFoundError):
+    """A model folder that cannot be loaded because files are missing."""
+
+
+def check_model_folder(folder: str | os.PathLike[str]) -> Path:
+    """Raise `ModelFolderError` naming every missing file of a saved model + tokenizer folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ModelFolderError(
+            f"model folder {folder} does not exist (expected the output_dir of scripts/train.py)"
+        )
+    missing = [name for name in (*MODEL_FILES, *TOKENIZER_FILES) if not (folder / name).is_file()]
+    if not any((folder / name).is_file() for name in WEIGHT_FILES):
+        missing.append(" or ".join(WEIGHT_FILES[::2]))
+    if missing:
+        raise ModelFolderError(f"model folder {folder} is missing: {', '.join(missing)}")
+    return folder
+
+
+def load_model_and_tokenizer(
+    folder: str | os.PathLike[str], device: str | torch.device | None = None, trust_remote_code: bool = False
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load a saved folder through the Auto classes, in eval mode, on `device` (default: cuda if available)."""
+    folder = check_model_folder(folder)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    model = (
+        AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=trust_remote_code).to(device).eval()
+    )
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
+    return model, tokenizer
+
+
+@torch.inference_mode()
+def translate(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[str],
+    batch_size: int = 64,
+    max_source_length: int | None = None,
+    max_new_tokens: int | None = None,
+    progress: bool = False,
+) -> list[str]:
+    """Greedy translations of `sentences`, in order.
+
+    Sentences are batched by length to reduce padding. An empty (or blank) sentence translates to "".
+    A sentence longer than `max_source_length` (default: the model's `max_position_embeddings`) is truncated
+    with a warning.
+    """
+    max_source_length = max_source_length or model.config.max_position_embeddings
+    encoded = tokenizer(list(sentences), add_special_tokens=True)["input_ids"]
+    too_long = [i for i, ids in enumerate(encoded) if len(ids) > max_source_length]
+    if too_long:
+        logger.warning(
+            "%d input(s) longer than %d tokens were truncated (first: #%d, %d tokens)",
+            len(too_long),
+            max_source_length,
+            too_long[0],
+            len(encoded[too_long[0]]),
+        )
+    todo = sorted((i for i, s in enumerate(sentences) if s.strip()), key=lambda i: len(encoded[i]))
+    out = [""] * len(sentences)
+    for start in tqdm(range(0, len(todo), batch_size), desc="translating", disable=not progress):
+        index = todo[start : start + batch_size]
+        batch = tokenizer(
+            [sentences[i] for i in index],
+            max_length=max_source_length,
+            truncation=True,
+            padding=True,
+            return_tensors="pt",
+        ).to(model.device)
+        generated = model.generate(**batch, do_sample=False, num_beams=1, max_new_tokens=max_new_tokens)
+        for i, text in zip(index, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
+            out[i] = text.strip()
+    return out
+
+
+def evaluate_translations(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sources: Sequence[str],
+    references: Sequence[Sequence[str]],
+    batch_size: int = 64,
+    max_new_tokens: int | None = None,
+    progress: bool = True,
+) -> tuple[dict, list[str]]:
+    """Translate `sources` greedily and score them against all `references` of each (BLEU, chrF, signatures)."""
+    hypotheses = translate(
+        model, tokenizer, sources, batch_size=batch_size, max_new_tokens=max_new_tokens, progress=progress
+    )
+    return score_translations(hypotheses, [list(r) for r in references]), hypotheses
+
+
+def read_lines(path: str | os.PathLike[str]) -> list[str]:
+    """One sentence per line (a trailing newline does not make an extra, empty sentence)."""
+    return Path(path).read_text(encoding="utf-8").removesuffix("\n").split("\n")
+
+
+def evaluate_folder(
+    folder: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str] | None = None,
+    src_file: str | None = None,
+    ref_files: Sequence[str] = (),
+    data_path: str | None = None,
+    dataset: str = "fra-eng",
+    dataset_config: str | None = None,
+    source_lang: str = "en",
+    target_lang: str = "fr",
+    split: str = "test",
+    max_samples: int | None = None,
+    batch_size: int = 64,
+    trust_remote_code: bool = False,
+) -> dict:
+    """Translate a test set with a saved model and score it; write `<output_dir>/eval_report.json` and
+    `<output_dir>/translations.txt` (default output_dir: the model folder).
+
+    The test set is `src_file` with one or more aligned `ref_files` (plain text, one sentence per line), or
+    the `split` of a dataset as `hf_seq2seq.data` loads it (all references of each source).
+    """
+    model, tokenizer = load_model_and_tokenizer(folder, trust_remote_code=trust_remote_code)
+    if src_file:
+        if not ref_files:
+            raise ValueError("--src-file needs at least one --ref-file with the reference translations")
+        sources = read_lines(src_file)
+        streams = [read_lines(f) for f in ref_files]
+        for ref_file, stream in zip(ref_files, streams, strict=True):
+            if len(stream) != len(sources):
+                raise ValueError(f"{ref_file} has {len(stream)} lines but {src_file} has {len(sources)}")
+        references = [list(refs) for refs in zip(*streams, strict=True)]
+        test_set = src_file
+    else:
+        from .data import load_fra_eng, load_translation_dataset
+
+        if dataset == "fra-eng":
+            splits = load_fra_eng(data_path, source_lang=source_lang, target_lang=target_lang)
+        else:
+            splits = load_translation_dataset(
+                dataset, dataset_config, source_lang=source_lang, target_lang=target_lang
+            )
+        if split not in splits:
+            raise ValueError(f"split {split!r} not found; available: {', '.join(splits)}")
+        rows = splits[split]
+        if max_samples is not None:
+            rows = rows.select(range(min(max_samples, len(rows))))
+        sources = rows["src"]
+        references = rows["references"] if "references" in rows.column_names else [[t] for t in rows["tgt"]]
+        test_set = f"{dataset}:{split}"
+    scores, hypotheses = evaluate_translations(model, tokenizer, sources, references, batch_size=batch_size)
+    report = {"model": str(folder), "test_set": test_set, **scores}
+    output_dir = Path(output_dir or folder)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "eval_report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (output_dir / "translations.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+    return report

@@ -1,0 +1,612 @@
+"""From raw pairs to a saved, evaluated model: presets, argument parsing, and the `Seq2SeqTrainer` run.
+
+`scripts/train.py` is a thin wrapper around :func:`main`. Every `Seq2SeqTrainingArguments` flag works; a
+named preset (`--preset cpu|gpu|tiny`) only changes defaults, so any flag given explicitly wins.
+
+The same script runs on one process or many: under `torchrun` or `accelerate launch` the Trainer (through
+accelerate) sets up DDP or FSDP, NCCL on GPUs and gloo with `--use_cpu`. Every process trains; process 0
+alone writes the final model, `trainer_state.json`, the test translations and `test_results.json`.
+"""
+
+import argparse
+import json
+import logging
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from datasets import Dataset, IterableDataset
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    DataCollatorForSeq2Seq,
+    EvalPrediction,
+    GenerationConfig,
+    HfArgumentParser,
+    PreTrainedTokenizerBase,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+    TrainerCallback,
+    set_seed,
+)
+from transformers.trainer import TRAINER_STATE_NAME
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+from . import TransformerMTConfig, TransformerMTForConditionalGeneration
+from .data import load_fra_eng, load_translation_dataset
+from .inference import evaluate_translations
+from .metrics import build_compute_metrics, references_by_source
+from .tokenization import iter_texts, tokenize_dataset, train_tokenizer
+
+logger = logging.getLogger(__name__)
+
+RESULTS_FILE = "test_results.json"
+TRANSLATIONS_FILE = "test_translations.txt"
+
+
+@dataclass
+class ModelArguments:
+    """The network and its tokenizer (sizes use the Marian/BART names of `TransformerMTConfig`)."""
+
+    preset: str = field(
+        default="cpu", metadata={"help": "named defaults: " + ", ".join(["cpu", "gpu", "tiny"])}
+    )
+    model_name_or_path: str | None = field(default=None, metadata={"help": "fine-tune a saved model folder"})
+    tokenizer_name_or_path: str | None = field(default=None, metadata={"help": "reuse a saved tokenizer"})
+    vocab_size: int = field(default=8000, metadata={"help": "subword vocabulary when training a tokenizer"})
+    tokenizer_model: str = field(default="bpe", metadata={"help": "bpe or unigram"})
+    tokenizer_sample: int | None = field(
+        default=None,
+        metadata={"help": "train the tokenizer on the first this many pairs (set it when streaming)"},
+    )
+    d_model: int = 512
+    encoder_layers: int = 6
+    decoder_layers: int = 6
+    attention_heads: int = field(default=8, metadata={"help": "heads of every attention sub-layer"})
+    ffn_dim: int = field(default=2048, metadata={"help": "inner size of every feed-forward sub-layer"})
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    normalize_before: bool = field(default=False, metadata={"help": "pre-LN instead of the paper's post-LN"})
+    max_position_embeddings: int = 256
+
+
+@dataclass
+class DataArguments:
+    """Where the pairs come from and how they are cut."""
+
+    dataset: str = field(
+        default="fra-eng",
+        metadata={"help": "'fra-eng' (Tatoeba, downloaded or --data_path), a Hub dataset or a local file"},
+    )
+    dataset_config: str | None = field(default=None, metadata={"help": "Hub dataset config, e.g. fr-en"})
+    data_path: str | None = field(default=None, metadata={"help": "local fra.txt or fra-eng.zip for fra-eng"})
+    source_lang: str = "en"
+    target_lang: str = "fr"
+    streaming: bool = field(
+        default=False,
+        metadata={
+            "help": "stream the train split (needs --max_steps; each process reads its own part of it)"
+        },
+    )
+    max_source_length: int = 64
+    max_target_length: int = 64
+    max_train_samples: int | None = None
+    max_eval_samples: int | None = field(default=None, metadata={"help": "validation sources used for BLEU"})
+    max_test_samples: int | None = None
+    max_train_minutes: float | None = field(
+        default=None,
+        metadata={"help": "stop training (with a last evaluation and checkpoint) after this long"},
+    )
+    lr_decay_to_budget: bool = field(
+        default=False,
+        metadata={
+            "help": "with --max_train_minutes: after warmup, decay the learning rate linearly to 0 at the end of "
+            "the time budget (replaces --lr_scheduler_type)"
+        },
+    )
+
+
+# Defaults per preset; keys are fields of ModelArguments, DataArguments or Seq2SeqTrainingArguments.
+_COMMON = dict(
+    eval_strategy="steps",
+    save_strategy="steps",
+    load_best_model_at_end=True,
+    metric_for_best_model="bleu",
+    greater_is_better=True,
+    save_total_limit=2,
+    predict_with_generate=True,
+    lr_scheduler_type="inverse_sqrt",
+    label_smoothing_factor=0.1,
+    weight_decay=0.0,
+    adam_beta2=0.98,
+    max_grad_norm=1.0,
+    train_sampling_strategy="group_by_length",
+    report_to="none",
+    logging_steps=50,
+    dataloader_num_workers=0,
+)
+PRESETS: dict[str, dict] = {
+    # ~25 min on a 2-core CPU: a small model, short sequences, a time budget instead of an epoch count
+    "cpu": dict(
+        _COMMON,
+        output_dir="runs/cpu",
+        vocab_size=8000,
+        d_model=256,
+        encoder_layers=3,
+        decoder_layers=3,
+        attention_heads=4,
+        ffn_dim=1024,
+        dropout=0.05,
+        max_source_length=48,
+        max_target_length=48,
+        max_eval_samples=600,
+        max_train_minutes=22.0,
+        lr_decay_to_budget=True,
+        num_train_epochs=20,
+        per_device_train_batch_size=128,
+        per_device_eval_batch_size=128,
+        learning_rate=2e-3,
+        warmup_steps=500,
+        eval_steps=800,
+        save_steps=800,
+        bf16=True,  # autocast: bf16 matmuls where the CPU has them (avx512_bf16/AMX), fp32 master weights
+        use_cpu=not torch.cuda.is_available(),
+    ),
+    # the paper's base model for one GPU
+    "gpu": dict(
+        _COMMON,
+        output_dir="runs/gpu",
+        vocab_size=16000,
+        d_model=512,
+        encoder_layers=6,
+        decoder_layers=6,
+        attention_heads=8,
+        ffn_dim=2048,
+        dropout=0.1,
+        num_train_epochs=30,
+        per_device_train_batch_size=256,
+        per_device_eval_batch_size=256,
+        learning_rate=1e-3,
+        warmup_steps=4000,
+        eval_steps=2000,
+        save_steps=2000,
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
+        dataloader_num_workers=4,
+    ),
+    # seconds-long runs for tests and smoke checks
+    "tiny": dict(
+        _COMMON,
+        output_dir="runs/tiny",
+        vocab_size=300,
+        d_model=64,
+        encoder_layers=2,
+        decoder_layers=2,
+        attention_heads=4,
+        ffn_dim=128,
+        dropout=0.0,
+        max_source_length=24,
+        max_target_length=24,
+        num_train_epochs=40,
+        per_device_train_batch_size=16,
+        per_device_eval_batch_size=64,
+        learning_rate=3e-3,
+        warmup_steps=30,
+        eval_steps=100,
+        save_steps=100,
+        logging_steps=10,
+        disable_tqdm=True,
+    ),
+}
+
+
+def parse_args(
+    argv: list[str] | None = None,
+) -> tuple[ModelArguments, DataArguments, Seq2SeqTrainingArguments]:
+    """Parse command-line flags over the defaults of the chosen `--preset`."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
+    preset = pre.parse_known_args(argv)[0].preset
+    parser = HfArgumentParser((ModelArguments, DataArguments, Seq2SeqTrainingArguments))
+    parser.set_defaults(**PRESETS[preset])
+    return parser.parse_args_into_dataclasses(args=argv)
+
+
+class TimeBudgetCallback(TrainerCallback):
+    """Stop after `minutes` of training, with a final evaluation and checkpoint so the best model is kept.
+
+    With several processes the slowest clock decides (an all-reduce per step), so that all of them stop at the
+    same step: one that stopped alone would leave the others waiting in their next gradient all-reduce. The
+    same synchronised clock drives `TimeBudgetSchedule`, so every process applies the same learning rate.
+    """
+
+    def __init__(self, minutes: float):
+        self.seconds = minutes * 60
+        self.start = 0.0
+        self.elapsed = 0.0
+
+    def fraction_left(self) -> float:
+        return max(0.0, 1.0 - self.elapsed / self.seconds)
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.monotonic()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        elapsed = time.monotonic() - self.start
+        if args.world_size > 1:
+            clock = torch.tensor(elapsed, dtype=torch.float64, device=args.device)
+            torch.distributed.all_reduce(clock, op=torch.distributed.ReduceOp.MAX)
+            elapsed = clock.item()
+        self.elapsed = elapsed
+        if elapsed >= self.seconds:
+            logger.info("time budget of %.1f min reached at step %d", self.seconds / 60, state.global_step)
+            control.should_training_stop = True
+            control.should_evaluate = args.eval_strategy != "no"
+            control.should_save = True
+        return control
+
+
+class TimeBudgetSchedule:
+    """Learning-rate factor: linear warmup over `warmup_steps`, times a linear decay over the time budget that
+    reaches 0 when it runs out. Under a time budget the number of steps is unknown in advance, and ending at
+    learning rate 0 is worth much more than the slowly decaying tail of inverse-square-root."""
+
+    def __init__(self, warmup_steps: int, budget: TimeBudgetCallback):
+        self.warmup_steps = warmup_steps
+        self.budget = budget
+
+    def __call__(self, step: int) -> float:
+        return min(1.0, (step + 1) / max(1, self.warmup_steps)) * self.budget.fraction_left()
+
+
+class TimeBudgetSeq2SeqTrainer(Seq2SeqTrainer):
+    """A `Seq2SeqTrainer` that stops when `budget` runs out and whose learning rate follows `TimeBudgetSchedule`."""
+
+    def __init__(self, *args, budget: TimeBudgetCallback, **kwargs):
+        super().__init__(*args, callbacks=[budget], **kwargs)
+        self.budget = budget
+
+    def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
+        if self.lr_scheduler is None:
+            schedule = TimeBudgetSchedule(self.args.get_warmup_steps(num_training_steps), self.budget)
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, schedule)
+        return self.lr_scheduler
+
+
+def load_splits(data_args: DataArguments):
+    """The train/validation/test splits with `src`, `tgt` (+ `references` on evaluation splits).
+
+    With `--streaming` only train stays a stream: the evaluation splits are small and are read into memory, so
+    that every process holds the same rows and BLEU is computed once over the whole split.
+    """
+    if data_args.dataset == "fra-eng":
+        splits = load_fra_eng(
+            data_args.data_path, source_lang=data_args.source_lang, target_lang=data_args.target_lang
+        )
+    else:
+        splits = load_translation_dataset(
+            data_args.dataset,
+            data_args.dataset_config,
+            source_lang=data_args.source_lang,
+            target_lang=data_args.target_lang,
+            streaming=data_args.streaming,
+        )
+    limits = {
+        "train": data_args.max_train_samples,
+        "validation": data_args.max_eval_samples,
+        "test": data_args.max_test_samples,
+    }
+    for name, limit in limits.items():
+        if limit is not None and name in splits:
+            split = splits[name]
+            splits[name] = (
+                split.take(limit) if data_args.streaming else split.select(range(min(limit, len(split))))
+            )
+    for name in ("validation", "test"):
+        if isinstance(splits.get(name), IterableDataset):
+            splits[name] = Dataset.from_list(list(splits[name]), features=splits[name].features)
+    return splits
+
+
+def prepare_streaming(data_args: DataArguments, training_args: Seq2SeqTrainingArguments) -> None:
+    """Check and set what training on a stream needs; nothing happens without `--streaming`.
+
+    A stream has no length, so the Trainer cannot count epochs: `--max_steps` is required.
+
+    With several processes the Trainer's `accelerator.prepare` shares the stream out. By default accelerate
+    reads it all on process 0 and sends each process its batches (`dispatch_batches`), which needs batches of
+    one shape; this turns that off (unless `--accelerator_config` sets it), so that each process reads its own
+    part: process `i` of `n` reads its share of the stream's shards (data files) when there are at least `n`
+    (`IterableDataset.shard`), else it reads the whole stream and keeps batch `i` of every `n` (accelerate's
+    `IterableDatasetShard`, which fills the last round up with pairs from the start). Splitting the stream
+    beforehand with `datasets.distributed.split_dataset_by_node` would not do: accelerate would split each
+    process's part again.
+    """
+    if not data_args.streaming:
+        return
+    if training_args.max_steps <= 0:
+        raise ValueError(
+            "--streaming needs --max_steps N: a stream has no length, so the number of training steps "
+            "cannot be derived from --num_train_epochs"
+        )
+    if training_args.accelerator_config.dispatch_batches is None:
+        training_args.accelerator_config.dispatch_batches = False
+
+
+def build_tokenizer(
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    training_args: Seq2SeqTrainingArguments,
+    train_split: Dataset | IterableDataset,
+    checkpoint: str | None,
+) -> PreTrainedTokenizerBase:
+    """Reuse a tokenizer (given, or the one saved with the checkpoint being resumed) or train one on train.
+
+    With several processes, process 0 trains it and sends it to the others (`broadcast_object_list`): subword
+    training is not guaranteed to break ties identically in every process, and all must share one vocabulary.
+    This needs no shared filesystem, so it works across machines too.
+    """
+    source = model_args.tokenizer_name_or_path or checkpoint or model_args.model_name_or_path
+    if source:
+        return AutoTokenizer.from_pretrained(source)
+    tokenizer = None
+    if training_args.process_index == 0:
+        if data_args.streaming and model_args.tokenizer_sample is None:
+            logger.warning(
+                "training the tokenizer on the whole stream: pass --tokenizer_sample N to bound it"
+            )
+        started = time.monotonic()
+        tokenizer = train_tokenizer(
+            iter_texts(train_split, max_examples=model_args.tokenizer_sample),
+            vocab_size=model_args.vocab_size,
+            model_type=model_args.tokenizer_model,
+            model_max_length=max(data_args.max_source_length, data_args.max_target_length),
+        )
+        logger.info("trained a %d-token tokenizer in %.1f s", len(tokenizer), time.monotonic() - started)
+    if training_args.world_size > 1:
+        shared = [tokenizer]
+        torch.distributed.broadcast_object_list(shared, src=0)
+        tokenizer = shared[0]
+    return tokenizer
+
+
+def build_model(model_args: ModelArguments, tokenizer: PreTrainedTokenizerBase, label_smoothing: float):
+    """A fresh model sized by `model_args`, its special ids copied from the tokenizer (or a saved model)."""
+    if model_args.model_name_or_path:
+        model = AutoModelForSeq2SeqLM.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)
+        model.config.label_smoothing = label_smoothing
+        return model
+    config = TransformerMTConfig(
+        vocab_size=len(tokenizer),
+        d_model=model_args.d_model,
+        encoder_layers=model_args.encoder_layers,
+        decoder_layers=model_args.decoder_layers,
+        encoder_attention_heads=model_args.attention_heads,
+        decoder_attention_heads=model_args.attention_heads,
+        encoder_ffn_dim=model_args.ffn_dim,
+        decoder_ffn_dim=model_args.ffn_dim,
+        dropout=model_args.dropout,
+        attention_dropout=model_args.attention_dropout,
+        normalize_before=model_args.normalize_before,
+        max_position_embeddings=model_args.max_position_embeddings,
+        label_smoothing=label_smoothing,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    return TransformerMTForConditionalGeneration(config)
+
+
+def greedy_generation_config(model, max_target_length: int) -> GenerationConfig:
+    return GenerationConfig(
+        decoder_start_token_id=model.config.decoder_start_token_id,
+        eos_token_id=model.config.eos_token_id,
+        pad_token_id=model.config.pad_token_id,
+        num_beams=1,
+        do_sample=False,
+        max_new_tokens=max_target_length,
+    )
+
+
+def last_checkpoint(output_dir: str) -> str | None:
+    """The newest complete `checkpoint-<step>` folder of `output_dir`, or None.
+
+    The Trainer writes `trainer_state.json` last, so a folder without it is one whose saving was cut off (a
+    killed or preempted job) and cannot be resumed from.
+    """
+    steps = []
+    for folder in Path(output_dir).glob(f"{PREFIX_CHECKPOINT_DIR}-*"):
+        step = folder.name.removeprefix(f"{PREFIX_CHECKPOINT_DIR}-")
+        if step.isdigit() and (folder / TRAINER_STATE_NAME).is_file():
+            steps.append(int(step))
+    return str(Path(output_dir, f"{PREFIX_CHECKPOINT_DIR}-{max(steps)}")) if steps else None
+
+
+def validation_metrics(
+    tokenizer: PreTrainedTokenizerBase, rows: Dataset, references: Sequence[Sequence[str]]
+) -> Callable[[EvalPrediction], dict[str, float]]:
+    """A `compute_metrics` for the tokenized validation `rows`: BLEU/chrF over each row once, all references.
+
+    `build_compute_metrics` finds each prediction's references by its source ids, as the Trainer reorders
+    the rows (length-grouped batches) and passes the ids along (`include_for_metrics=["inputs"]`). With
+    several processes, `Seq2SeqTrainer.evaluate` gathers the predictions of all of them with
+    `accelerator.gather`, which keeps the rows repeated to even out the last batches: those repeats are
+    dropped here, so that each row counts once.
+    """
+    padding = (-100, tokenizer.pad_token_id)
+    compute = build_compute_metrics(tokenizer, references_by_source(rows["input_ids"], references))
+    expected = Counter(tuple(ids) for ids in rows["input_ids"])
+
+    def compute_metrics(eval_pred: EvalPrediction) -> dict[str, float]:
+        if eval_pred.inputs is None:
+            return compute(eval_pred)  # which explains that it needs the inputs
+        inputs = np.asarray(eval_pred.inputs)
+        seen: Counter[tuple[int, ...]] = Counter()
+        kept = []
+        for position, source in enumerate(inputs):
+            key = tuple(int(i) for i in source if i not in padding)
+            seen[key] += 1
+            # a repeat goes; a row that is not in the split stays, for `compute` to report
+            if key not in expected or seen[key] <= expected[key]:
+                kept.append(position)
+        if len(kept) < expected.total():
+            raise RuntimeError(f"evaluation returned {len(kept)} of the {expected.total()} validation rows")
+        predictions = eval_pred.predictions
+        if isinstance(predictions, tuple):
+            predictions = predictions[0]
+        return compute(
+            EvalPrediction(
+                predictions=np.asarray(predictions)[kept],
+                label_ids=np.asarray(eval_pred.label_ids)[kept],
+                inputs=inputs[kept],
+            )
+        )
+
+    return compute_metrics
+
+
+def run(
+    model_args: ModelArguments, data_args: DataArguments, training_args: Seq2SeqTrainingArguments
+) -> dict:
+    """Train, pick the best checkpoint by validation BLEU, save, evaluate on test. Returns the test metrics.
+
+    Under `torchrun`/`accelerate launch` every process calls this; only process 0 evaluates on test and writes
+    the reports, and the other processes return `{train_runtime_s, global_step, world_size}` after training.
+    """
+    started = time.monotonic()
+    launched = int(os.environ.get("WORLD_SIZE", "1"))
+    if launched > training_args.world_size:
+        raise RuntimeError(
+            f"launched as {launched} processes, but the Trainer found no distributed setup and would train "
+            f"{launched} separate copies into one output_dir: without GPUs, pass --use_cpu true (gloo)"
+        )
+    prepare_streaming(data_args, training_args)
+    logger.info(
+        "process %d of %d (local %d) on %s",
+        training_args.process_index,
+        training_args.world_size,
+        training_args.local_process_index,
+        training_args.device,
+    )
+    set_seed(training_args.seed)
+    checkpoint = training_args.resume_from_checkpoint
+    if checkpoint == "True" or checkpoint is True:  # resume from the newest checkpoint of output_dir
+        checkpoint = last_checkpoint(training_args.output_dir)
+        if checkpoint is None:
+            raise FileNotFoundError(
+                f"--resume_from_checkpoint: no complete checkpoint-* folder in {training_args.output_dir}"
+            )
+
+    with training_args.main_process_first(desc="loading the data"):  # downloads and caches once per machine
+        splits = load_splits(data_args)
+    tokenizer = build_tokenizer(model_args, data_args, training_args, splits["train"], checkpoint)
+    tokenized = tokenize_dataset(
+        splits, tokenizer, data_args.max_source_length, data_args.max_target_length, keep_columns=()
+    )
+
+    # label smoothing lives in the model's loss, which then skips the output layer on ignored positions;
+    # the Trainer's own smoother would need the full (B, T, V) logits
+    label_smoothing, training_args.label_smoothing_factor = training_args.label_smoothing_factor, 0.0
+    model = build_model(model_args, tokenizer, label_smoothing)
+    model.generation_config = greedy_generation_config(model, data_args.max_target_length)
+    n_params = sum(p.numel() for p in model.parameters())
+    logger.info("model: %.1fM parameters, config %s", n_params / 1e6, model.config.to_diff_dict())
+    global_batch_size = (
+        training_args.train_batch_size * training_args.world_size * training_args.gradient_accumulation_steps
+    )
+    logger.info(
+        "global batch: %d pairs per optimizer step = %d per process x %d processes x %d accumulation steps",
+        global_batch_size,
+        training_args.train_batch_size,
+        training_args.world_size,
+        training_args.gradient_accumulation_steps,
+    )
+
+    validation = tokenized.get("validation")
+    compute_metrics = None
+    if validation is not None:
+        compute_metrics = validation_metrics(tokenizer, validation, splits["validation"]["references"])
+        if "inputs" not in training_args.include_for_metrics:
+            training_args.include_for_metrics.append("inputs")
+    trainer_kwargs: dict = {}
+    if data_args.max_train_minutes:
+        budget = TimeBudgetCallback(data_args.max_train_minutes)
+        trainer_kwargs = {"budget": budget} if data_args.lr_decay_to_budget else {"callbacks": [budget]}
+    trainer_class = TimeBudgetSeq2SeqTrainer if "budget" in trainer_kwargs else Seq2SeqTrainer
+    trainer = trainer_class(
+        model=model,
+        args=training_args,
+        train_dataset=tokenized["train"],
+        eval_dataset=validation,
+        processing_class=tokenizer,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, pad_to_multiple_of=None),
+        compute_metrics=compute_metrics,
+        **trainer_kwargs,
+    )
+    train_result = trainer.train(resume_from_checkpoint=checkpoint)
+    trainer.save_model()  # the best checkpoint (load_best_model_at_end), on process 0, with the tokenizer
+    trainer.save_state()
+    trainer.end()  # the processes are done with each other: what follows runs on process 0 alone
+    results = {
+        "train_runtime_s": train_result.metrics["train_runtime"],
+        "global_step": trainer.state.global_step,
+        "world_size": training_args.world_size,
+    }
+    if not trainer.is_world_process_zero():
+        return results
+
+    test = splits.get("test")
+    if test is not None:
+        # under FSDP the weights are sharded over processes that have moved on: evaluate the saved model
+        final_model = (
+            TransformerMTForConditionalGeneration.from_pretrained(training_args.output_dir).to(
+                training_args.device
+            )
+            if trainer.is_fsdp_enabled
+            else trainer.model
+        )
+        scores, hypotheses = evaluate_translations(
+            final_model.eval(),
+            tokenizer,
+            test["src"],
+            test["references"],
+            batch_size=training_args.per_device_eval_batch_size,
+        )
+        results.update(scores)
+        Path(training_args.output_dir, TRANSLATIONS_FILE).write_text(
+            "\n".join(hypotheses) + "\n", encoding="utf-8"
+        )
+    results.update(
+        wall_time_s=round(time.monotonic() - started, 1),
+        best_checkpoint=trainer.state.best_model_checkpoint,
+        best_validation_bleu=trainer.state.best_metric,
+        parameters=n_params,
+        preset=model_args.preset,
+        dataset=data_args.dataset,
+        direction=f"{data_args.source_lang}-{data_args.target_lang}",
+        train_pairs=len(tokenized["train"]) if not data_args.streaming else None,
+        epochs=trainer.state.epoch,
+        global_batch_size=global_batch_size,
+    )
+    Path(training_args.output_dir, RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
+    logger.info("test results: %s", json.dumps(results, indent=2))
+    return results
+
+
+def main(argv: list[str] | None = None) -> dict:
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+    model_args, data_args, training_args = parse_args(argv)
+    os.makedirs(training_args.output_dir, exist_ok=True)
+    results = run(model_args, data_args, training_args)
+    if "bleu" in results:
+        print(
+            f"test BLEU {results['bleu']:.1f}  chrF {results['chrf']:.1f}  ({results.get('num_sentences')} sources, "
+            f"{math.floor(results['wall_time_s'] / 60)} min)\n{results['bleu_signature']}\n"
+            f"model saved to {training_args.output_dir}"
+        )
+    return results

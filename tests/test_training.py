@@ -1,0 +1,149 @@
+"""The main job end to end on a few hundred real pairs: train, save, reload, evaluate, resume, bad input."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from hf_seq2seq.data import load_fra_eng
+from hf_seq2seq.inference import (
+    ModelFolderError,
+    check_model_folder,
+    evaluate_translations,
+    load_model_and_tokenizer,
+    translate,
+)
+from hf_seq2seq.training import (
+    RESULTS_FILE,
+    TRANSLATIONS_FILE,
+    TimeBudgetCallback,
+    TimeBudgetSchedule,
+    main,
+    parse_args,
+)
+
+FRA_TXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "fra-eng" / "fra.txt"
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+requires_data = pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"fra-eng data not found at {FRA_TXT}")
+
+
+def tiny_args(output_dir: Path, *extra: str) -> list[str]:
+    return [
+        "--preset", "tiny",
+        "--data_path", str(FRA_TXT),
+        "--output_dir", str(output_dir),
+        "--max_train_samples", "300",
+        "--max_eval_samples", "40",
+        "--max_test_samples", "40",
+        "--per_device_train_batch_size", "32",
+        "--eval_steps", "100",
+        "--save_steps", "100",
+        *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> tuple[Path, dict]:
+    output_dir = tmp_path_factory.mktemp("run")
+    results = main(tiny_args(output_dir, "--max_steps", "300"))
+    return output_dir, results
+
+
+@requires_data
+def test_pipeline_trains_saves_reloads_and_evaluates(trained):
+    output_dir, results = trained
+    check_model_folder(output_dir)  # model, generation config and tokenizer files are all there
+    saved = json.loads((output_dir / RESULTS_FILE).read_text())
+    assert saved["bleu"] == results["bleu"] and "nrefs:var" in saved["bleu_signature"]
+    assert len((output_dir / TRANSLATIONS_FILE).read_text().splitlines()) == saved["num_sentences"] == 40
+    generation_config = json.loads((output_dir / "generation_config.json").read_text())
+    assert generation_config["num_beams"] == 1 and not generation_config["do_sample"]
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(output_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(output_dir)
+    train = load_fra_eng(FRA_TXT)["train"].select(range(300))
+    by_source: dict[str, list[str]] = {}
+    for src, tgt in zip(train["src"], train["tgt"], strict=True):
+        by_source.setdefault(src, []).append(tgt)
+    sources, references = list(by_source), list(by_source.values())
+
+    trained_scores, _ = evaluate_translations(model, tokenizer, sources, references, progress=False)
+    torch.manual_seed(0)
+    untrained = type(model)(model.config).eval()
+    untrained_scores, _ = evaluate_translations(untrained, tokenizer, sources, references, progress=False)
+    assert untrained_scores["bleu"] < 5
+    assert trained_scores["bleu"] > 30, trained_scores
+
+
+@requires_data
+def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
+    run_dir = tmp_path / "run"
+    args = tiny_args(run_dir, "--max_steps", "60", "--save_steps", "20", "--eval_steps", "20")
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "train.py"), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not (run_dir / "checkpoint-20" / "trainer_state.json").is_file():  # the Trainer writes it last
+            assert process.poll() is None and time.monotonic() < deadline, (
+                "training ended before checkpoint-20"
+            )
+            time.sleep(0.2)
+    finally:
+        process.kill()
+        process.wait()
+    assert not (run_dir / "checkpoint-60").exists()
+
+    main([*args, "--resume_from_checkpoint", "True"])
+    state = json.loads((run_dir / "checkpoint-60" / "trainer_state.json").read_text())
+    assert state["global_step"] == 60
+    logged_steps = [entry["step"] for entry in state["log_history"] if "loss" in entry]
+    assert logged_steps == list(range(10, 61, 10))  # the log continues where the killed run left it
+
+
+def test_presets_set_defaults_that_flags_override():
+    model_args, data_args, training_args = parse_args(["--preset", "tiny", "--learning_rate", "1e-4"])
+    assert model_args.d_model == 64 and data_args.max_source_length == 24
+    assert training_args.learning_rate == 1e-4 and training_args.predict_with_generate
+    model_args, _, training_args = parse_args(["--preset", "cpu"])
+    assert model_args.d_model == 256 and training_args.lr_scheduler_type == "inverse_sqrt"
+
+
+@requires_data
+def test_bad_input_to_translate(trained, caplog):
+    output_dir, _ = trained
+    model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
+    with caplog.at_level(logging.WARNING, logger="hf_seq2seq.inference"):
+        out = translate(model, tokenizer, ["", "   ", "Go.", "Run! " * 200], max_new_tokens=8)
+    assert out[0] == "" and out[1] == "" and out[2] != ""
+    assert "truncated" in caplog.text
+
+
+def test_model_folder_missing_files_is_named(tmp_path):
+    with pytest.raises(ModelFolderError, match="does not exist"):
+        check_model_folder(tmp_path / "nope")
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ModelFolderError) as info:
+        check_model_folder(tmp_path)
+    for name in ("generation_config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"):
+        assert name in str(info.value)
+
+
+def test_time_budget_schedule_warms_up_then_reaches_zero_when_the_budget_ends():
+    budget = TimeBudgetCallback(minutes=1.0)
+    schedule = TimeBudgetSchedule(warmup_steps=10, budget=budget)
+    assert schedule(0) == pytest.approx(0.1) and schedule(9) == pytest.approx(1.0)
+    budget.elapsed = 30.0  # what on_step_end records (the slowest process's clock)
+    assert schedule(100) == pytest.approx(0.5) and schedule(4) == pytest.approx(0.25)
+    budget.elapsed = 75.0
+    assert schedule(200) == 0.0
