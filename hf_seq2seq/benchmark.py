@@ -1,0 +1,392 @@
+"""Speed of our model against Hugging Face's `MarianMTModel` at identical sizes, on identical batches.
+
+Marian is the same architecture (post-LN, sinusoidal positions, scaled and tied embeddings), so at equal
+vocab, width, depth, heads and FFN size the two do the same arithmetic and the ratio measures the
+implementation. Measurements are interleaved (ours, Marian, ours, ...) and repeated; medians are reported.
+
+1. training throughput: forward + backward + AdamW step, non-pad (source + target) tokens per second;
+2. greedy `generate()` throughput at batch 64 and latency at batch 1 (a fixed number of new tokens);
+3. peak memory of one training step (CUDA: allocator peak; CPU: resident-set growth, in a fresh process);
+4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured fp32
+   matmul peak on the same device.
+"""
+
+import contextlib
+import copy
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import MarianConfig, MarianMTModel
+
+from .configuration_transformer_mt import TransformerMTConfig
+from .modeling_transformer_mt import TransformerMTForConditionalGeneration
+
+PAD, EOS = 0, 1
+
+
+@dataclass
+class Sizes:
+    vocab_size: int = 8000
+    d_model: int = 256
+    layers: int = 3
+    heads: int = 4
+    ffn_dim: int = 1024
+
+
+SIZES = {
+    "cpu": Sizes(),  # the CPU training preset
+    "large": Sizes(vocab_size=16000, d_model=512, layers=6, heads=8, ffn_dim=2048),  # the paper's base
+}
+
+
+def build_models(
+    sizes: Sizes, device: str, seed: int = 0, names: tuple[str, ...] = ("ours", "marian")
+) -> dict[str, torch.nn.Module]:
+    """Ours and Marian with the same sizes, tied embeddings, ReLU, no dropout (so steps are comparable)."""
+    common = dict(
+        vocab_size=sizes.vocab_size,
+        d_model=sizes.d_model,
+        encoder_layers=sizes.layers,
+        decoder_layers=sizes.layers,
+        encoder_attention_heads=sizes.heads,
+        decoder_attention_heads=sizes.heads,
+        encoder_ffn_dim=sizes.ffn_dim,
+        decoder_ffn_dim=sizes.ffn_dim,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        activation_function="relu",
+        max_position_embeddings=256,
+        scale_embedding=True,
+        pad_token_id=PAD,
+        eos_token_id=EOS,
+        decoder_start_token_id=PAD,
+        tie_word_embeddings=True,
+    )
+    builders = {
+        "ours": lambda: TransformerMTForConditionalGeneration(
+            TransformerMTConfig(**common, attn_implementation="sdpa")
+        ),
+        "marian": lambda: MarianMTModel(
+            MarianConfig(**common, share_encoder_decoder_embeddings=True, attn_implementation="sdpa")
+        ),
+    }
+    models = {}
+    for name in names:
+        torch.manual_seed(seed)
+        models[name] = builders[name]().to(device)
+    return models
+
+
+def make_batches(n: int, batch_size: int, vocab_size: int, device: str, seed: int = 0) -> list[dict]:
+    """Padded batches with source and target lengths uniform in [5, 20] (targets end in eos)."""
+    g = torch.Generator().manual_seed(seed)
+    batches = []
+    for _ in range(n):
+        src_len = torch.randint(5, 21, (batch_size,), generator=g)
+        tgt_len = torch.randint(5, 21, (batch_size,), generator=g)
+        src = torch.randint(2, vocab_size, (batch_size, int(src_len.max())), generator=g)
+        src_mask = torch.arange(src.shape[1])[None] < src_len[:, None]
+        labels = torch.randint(2, vocab_size, (batch_size, int(tgt_len.max())), generator=g)
+        labels[torch.arange(batch_size), tgt_len - 1] = EOS
+        labels = labels.masked_fill(torch.arange(labels.shape[1])[None] >= tgt_len[:, None], -100)
+        batch = {
+            "input_ids": src.masked_fill(~src_mask, PAD),
+            "attention_mask": src_mask.long(),
+            "labels": labels,
+        }
+        batches.append({k: v.to(device) for k, v in batch.items()})
+    return batches
+
+
+def tokens(batch: dict) -> int:
+    return int(batch["attention_mask"].sum() + (batch["labels"] != -100).sum())
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def autocast(device: str, dtype: torch.dtype | None):
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.split(":")[0], dtype=dtype)
+
+
+def train_step_fn(model: torch.nn.Module, device: str, dtype: torch.dtype | None) -> Callable[[dict], None]:
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step(batch: dict) -> None:
+        with autocast(device, dtype):
+            loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    return step
+
+
+def generate_fn(model: torch.nn.Module, new_tokens: int, dtype: torch.dtype | None):
+    """Greedy generation of exactly `new_tokens` tokens, with the weights stored in `dtype` (a copy)."""
+    if dtype is not None:
+        model = copy.deepcopy(model).to(dtype)
+    model.eval()
+
+    def run(batch: dict) -> None:
+        with torch.inference_mode():
+            out = model.generate(
+                input_ids=batch["input_ids"],
+                attention_mask=batch["attention_mask"],
+                do_sample=False,
+                num_beams=1,
+                min_new_tokens=new_tokens,
+                max_new_tokens=new_tokens,
+            )
+        assert out.shape[1] == new_tokens + 1
+
+    return run
+
+
+def timed(fn: Callable[[dict], None], batches: list[dict], device: str) -> float:
+    synchronize(device)
+    start = time.perf_counter()
+    for batch in batches:
+        fn(batch)
+    synchronize(device)
+    return time.perf_counter() - start
+
+
+def interleaved(
+    fns: dict[str, Callable[[dict], None]], batches: list[dict], repeats: int, device: str
+) -> dict:
+    """Median seconds per pass over `batches`, measuring the models in turn, after one warm-up pass each."""
+    for fn in fns.values():
+        timed(fn, batches[:1], device)
+    runs: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            runs[name].append(timed(fn, batches, device))
+    return {name: statistics.median(r) for name, r in runs.items()}
+
+
+def matmul_peak_flops(device: str, n: int = 4096, repeats: int = 5) -> float:
+    """Best fp32 FLOP/s of an n x n matmul: the practical ceiling on this device."""
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    a @ b
+    best = float("inf")
+    for _ in range(repeats):
+        synchronize(device)
+        start = time.perf_counter()
+        a @ b
+        synchronize(device)
+        best = min(best, time.perf_counter() - start)
+    return 2 * n**3 / best
+
+
+def step_flops(model: torch.nn.Module, batch: dict) -> int:
+    """FLOPs of one forward + backward (what the step really executes: no work on ignored labels is counted
+    for a model that skips it)."""
+    model.train()
+    with FlopCounterMode(display=False) as counter:
+        model(**batch).loss.backward()
+    model.zero_grad(set_to_none=True)
+    return counter.get_total_flops()
+
+
+def _resident_bytes() -> int:
+    """Current resident set size of this process (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _peak_memory_child(name: str, sizes: Sizes, device: str, batch_size: int, dtype, queue) -> None:
+    cuda = device.startswith("cuda")
+    base = 0 if cuda else _resident_bytes()  # after imports: what torch/transformers cost is left out
+    model = build_models(sizes, device, names=(name,))[name]
+    batches = make_batches(3, batch_size, sizes.vocab_size, device)
+    step = train_step_fn(model, device, dtype)
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    for batch in batches:
+        step(batch)
+    synchronize(device)
+    if cuda:
+        queue.put(torch.cuda.max_memory_allocated())
+    else:
+        queue.put(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base)
+
+
+def peak_memory(name: str, sizes: Sizes, device: str, batch_size: int, dtype: torch.dtype | None) -> int:
+    """Peak bytes of the model, its gradients, AdamW state and the activations of a training step, in a
+    fresh process (CUDA: allocator peak; CPU: peak resident set size above the process's size after imports)."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    process = ctx.Process(target=_peak_memory_child, args=(name, sizes, device, batch_size, dtype, queue))
+    process.start()
+    peak = queue.get(timeout=600)
+    process.join()
+    return peak
+
+
+def run_benchmark(
+    size: str = "cpu",
+    device: str | None = None,
+    dtype: str = "fp32",
+    marian_dtype: str | None = None,
+    train_batch_size: int = 64,
+    train_batches: int = 8,
+    generate_batch_size: int = 64,
+    new_tokens: int = 20,
+    latency_runs: int = 5,
+    repeats: int = 5,
+    measure_memory: bool = True,
+) -> dict:
+    """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
+
+    `dtype` (and `marian_dtype`, default the same) is fp32, or bf16/fp16: autocast for training (fp32 master
+    weights), weights stored in that dtype for generation.
+    """
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    dtypes = {"ours": dtype, "marian": marian_dtype or dtype}
+    amp = {k: {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[v] for k, v in dtypes.items()}
+    sizes = SIZES[size]
+    models = build_models(sizes, device)
+    train = make_batches(train_batches, train_batch_size, sizes.vocab_size, device, seed=1)
+    gen = make_batches(1, generate_batch_size, sizes.vocab_size, device, seed=2)
+    single = make_batches(latency_runs, 1, sizes.vocab_size, device, seed=3)
+
+    n_tokens = sum(tokens(b) for b in train)
+    train_s = interleaved(
+        {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
+    )
+    gen_s = interleaved(
+        {k: generate_fn(m, new_tokens, amp[k]) for k, m in models.items()}, gen, repeats, device
+    )
+    lat_s = interleaved(
+        {k: generate_fn(m, new_tokens, amp[k]) for k, m in models.items()}, single, repeats, device
+    )
+    peak = matmul_peak_flops(device)
+    flops = {k: sum(step_flops(m, b) for b in train) for k, m in models.items()}
+
+    figures = {}
+    for name in models:
+        figures[name] = {
+            "train_tokens_per_s": n_tokens / train_s[name],
+            "generate_b64_new_tokens_per_s": generate_batch_size * new_tokens / gen_s[name],
+            "latency_b1_ms_per_token": 1000 * lat_s[name] / (latency_runs * new_tokens),
+            "train_flops_per_s": flops[name] / train_s[name],
+            "train_mfu": flops[name] / train_s[name] / peak,
+            "peak_memory_mb": peak_memory(name, sizes, device, train_batch_size, amp[name]) / 2**20
+            if measure_memory
+            else None,
+        }
+    ratios = {
+        key: figures["ours"][key] / figures["marian"][key]
+        for key in figures["ours"]
+        if figures["ours"][key] is not None and figures["marian"][key]
+    }
+    return {
+        "size": size,
+        "sizes": asdict(sizes),
+        "device": device,
+        "device_name": torch.cuda.get_device_name()
+        if device.startswith("cuda")
+        else platform.processor() or "cpu",
+        "threads": torch.get_num_threads(),
+        "dtype": dtypes,
+        "torch": torch.__version__,
+        "settings": dict(
+            train_batch_size=train_batch_size,
+            train_batches=train_batches,
+            generate_batch_size=generate_batch_size,
+            new_tokens=new_tokens,
+            latency_runs=latency_runs,
+            repeats=repeats,
+        ),
+        "matmul_peak_flops_per_s": peak,
+        "ours": figures["ours"],
+        "marian": figures["marian"],
+        "ratio_ours_over_marian": ratios,
+    }
+
+
+def _cell(value: float | None, fmt: str) -> str:
+    return "n/a" if value is None else fmt.format(value)
+
+
+def format_table(result: dict) -> str:
+    rows = [
+        ("training throughput (tokens/s)", "train_tokens_per_s", "{:,.0f}"),
+        ("generate b=64 (new tokens/s)", "generate_b64_new_tokens_per_s", "{:,.0f}"),
+        ("latency b=1 (ms/token)", "latency_b1_ms_per_token", "{:.2f}"),
+        ("peak train memory (MB)", "peak_memory_mb", "{:.0f}"),
+        ("training FLOP/s (G)", "train_flops_per_s", "{:.1f}"),
+        ("training FLOP/s / matmul peak", "train_mfu", "{:.1%}"),
+    ]
+    ours, marian, ratio = result["ours"], result["marian"], result["ratio_ours_over_marian"]
+    lines = [
+        f"size={result['size']} {result['sizes']} device={result['device']} ({result['device_name']}), "
+        f"{result['threads']} threads, {result['dtype']}; fp32 matmul peak "
+        f"{result['matmul_peak_flops_per_s'] / 1e9:.1f} GFLOP/s",
+        f"{'':34}{'ours':>12}{'Marian':>12}{'ours/Marian':>13}",
+    ]
+    for label, key, fmt in rows:
+        a, b = ours[key], marian[key]
+        if key == "train_flops_per_s":
+            a, b = a / 1e9, b / 1e9
+        lines.append(
+            f"{label:34}{_cell(a, fmt):>12}{_cell(b, fmt):>12}{ratio.get(key, float('nan')):>12.2f}x"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--size", choices=sorted(SIZES), default="cpu")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    parser.add_argument(
+        "--dtype",
+        choices=["fp32", "bf16", "fp16"],
+        default="fp32",
+        help="training autocast dtype and generation weight dtype (both models unless --marian-dtype)",
+    )
+    parser.add_argument("--marian-dtype", choices=["fp32", "bf16", "fp16"], default=None)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
+    parser.add_argument("--json", default=None, help="write the result here")
+    args = parser.parse_args(argv)
+    settings = dict(repeats=args.repeats)
+    if args.quick:
+        settings = dict(
+            repeats=1,
+            train_batch_size=4,
+            train_batches=1,
+            generate_batch_size=4,
+            new_tokens=3,
+            latency_runs=1,
+            measure_memory=False,
+        )
+    result = run_benchmark(
+        size=args.size, device=args.device, dtype=args.dtype, marian_dtype=args.marian_dtype, **settings
+    )
+    print(format_table(result))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"wrote {args.json}")
+    return result

@@ -1,0 +1,29 @@
+"""The benchmark script works end to end in its seconds-long mode (no timing is asserted: figures from a
+loaded CI machine mean nothing)."""
+
+import json
+
+from hf_seq2seq.benchmark import SIZES, build_models, main, make_batches, tokens
+
+
+def test_quick_benchmark_runs_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    result = main(["--quick", "--json", str(out)])
+    saved = json.loads(out.read_text())
+    assert saved["ratio_ours_over_marian"] == result["ratio_ours_over_marian"]
+    for model in ("ours", "marian"):
+        assert saved[model]["train_tokens_per_s"] > 0 and saved[model]["generate_b64_new_tokens_per_s"] > 0
+        assert 0 < saved[model]["train_mfu"] < 1
+    assert "ours/Marian" in capsys.readouterr().out
+
+
+def test_models_have_the_same_sizes_and_batches_realistic_lengths():
+    models = build_models(SIZES["cpu"], "cpu")
+
+    def trainable(model) -> int:
+        return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+    assert trainable(models["ours"]) == trainable(models["marian"])  # same arithmetic, different code
+    batch = make_batches(1, 64, 8000, "cpu")[0]
+    lengths = batch["attention_mask"].sum(1)
+    assert lengths.min() >= 5 and lengths.max() <= 20 and tokens(batch) > 64 * 10
