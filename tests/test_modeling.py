@@ -5,7 +5,9 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
+import synthetic_task
 import torch
 import torch.nn.functional as F
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
@@ -68,7 +70,9 @@ def test_output_fields_shapes_and_loss_by_hand(model):
     assert isinstance(out, Seq2SeqLMOutput)
     assert out.logits.shape == (3, 6, VOCAB) and out.logits.dtype == torch.float32
     assert out.encoder_last_hidden_state.shape == (3, 7, 32)
-    assert len(out.encoder_hidden_states) == 3 and len(out.decoder_hidden_states) == 3  # embeddings + 2 layers
+    assert (
+        len(out.encoder_hidden_states) == 3 and len(out.decoder_hidden_states) == 3
+    )  # embeddings + 2 layers
     assert out.past_key_values is None  # no cache when training on labels
 
     keep = labels != -100
@@ -76,7 +80,9 @@ def test_output_fields_shapes_and_loss_by_hand(model):
     torch.testing.assert_close(out.loss, by_hand)
 
     # decoder inputs are the labels shifted right behind decoder_start_token_id, -100 -> pad
-    decoder_input_ids = torch.cat([torch.full((3, 1), BOS), labels[:, :-1].masked_fill(labels[:, :-1] == -100, PAD)], 1)
+    decoder_input_ids = torch.cat(
+        [torch.full((3, 1), BOS), labels[:, :-1].masked_fill(labels[:, :-1] == -100, PAD)], 1
+    )
     explicit = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids)
     torch.testing.assert_close(explicit.logits, out.logits)
 
@@ -90,7 +96,9 @@ def test_training_mode_loss_matches_eval_loss_and_respects_num_items(model):
     model.train()
     train_out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
     torch.testing.assert_close(train_out.loss, eval_loss)
-    summed = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, num_items_in_batch=100).loss
+    summed = model(
+        input_ids=input_ids, attention_mask=attention_mask, labels=labels, num_items_in_batch=100
+    ).loss
     torch.testing.assert_close(summed, eval_loss * 8 / 100)
 
 
@@ -130,7 +138,9 @@ def test_padding_gives_same_logits_as_unpadded(attn_implementation):
         decoder_attention_mask=decoder_attention_mask,
     ).logits
     for i, (s, t) in enumerate(zip(src_lengths, tgt_lengths, strict=True)):
-        alone = model(input_ids=input_ids[i : i + 1, :s], decoder_input_ids=decoder_input_ids[i : i + 1, :t]).logits
+        alone = model(
+            input_ids=input_ids[i : i + 1, :s], decoder_input_ids=decoder_input_ids[i : i + 1, :t]
+        ).logits
         torch.testing.assert_close(batched[i : i + 1, :t], alone, atol=1e-5, rtol=0)
 
 
@@ -152,7 +162,9 @@ def test_generate_with_cache_equals_without_and_hand_loop(attn_implementation):
     kwargs = dict(max_new_tokens=12, do_sample=False, num_beams=1, eos_token_id=None, pad_token_id=PAD)
     with torch.no_grad():
         cached = model.generate(input_ids=input_ids, attention_mask=attention_mask, use_cache=True, **kwargs)
-        uncached = model.generate(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **kwargs)
+        uncached = model.generate(
+            input_ids=input_ids, attention_mask=attention_mask, use_cache=False, **kwargs
+        )
         by_hand = hand_greedy(model, input_ids, attention_mask, 12)
     assert cached.shape == (3, 13)
     assert len(set(cached.flatten().tolist())) > 3  # the comparison is not between constant sequences
@@ -164,14 +176,23 @@ def test_cache_reuses_cross_attention_and_grows_self_attention():
     model = tiny_model()
     input_ids, attention_mask = padded_batch([5, 3])
     with torch.no_grad():
-        first = model(input_ids=input_ids, attention_mask=attention_mask,
-                      decoder_input_ids=torch.full((2, 1), BOS), use_cache=True)
+        first = model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            decoder_input_ids=torch.full((2, 1), BOS),
+            use_cache=True,
+        )
         cache = first.past_key_values
         assert cache.get_seq_length() == 1 and all(cache.is_updated.values())
         cross_keys = cache.cross_attention_cache.layers[0].keys
         assert cross_keys.shape == (2, 4, 5, 8)
-        model(encoder_outputs=(first.encoder_last_hidden_state,), attention_mask=attention_mask,
-              decoder_input_ids=torch.full((2, 1), 5), past_key_values=cache, use_cache=True)
+        model(
+            encoder_outputs=(first.encoder_last_hidden_state,),
+            attention_mask=attention_mask,
+            decoder_input_ids=torch.full((2, 1), 5),
+            past_key_values=cache,
+            use_cache=True,
+        )
     assert cache.get_seq_length() == 2
     assert cache.cross_attention_cache.layers[0].keys is cross_keys  # computed once, reused
 
@@ -194,11 +215,19 @@ def test_attention_weights_are_probabilities_masked_on_padding_and_future():
     model.config._attn_implementation = "sdpa"  # output_attentions must still return real weights
     src_lengths = [6, 3]
     input_ids, attention_mask = padded_batch(src_lengths)
-    out = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=random_ids(2, 5),
-                output_attentions=True)
+    out = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        decoder_input_ids=random_ids(2, 5),
+        output_attentions=True,
+    )
     assert len(out.encoder_attentions) == len(out.decoder_attentions) == len(out.cross_attentions) == 2
     for layer in range(2):
-        enc, dec, cross = out.encoder_attentions[layer], out.decoder_attentions[layer], out.cross_attentions[layer]
+        enc, dec, cross = (
+            out.encoder_attentions[layer],
+            out.decoder_attentions[layer],
+            out.cross_attentions[layer],
+        )
         assert enc.shape == (2, 4, 6, 6) and dec.shape == (2, 4, 5, 5) and cross.shape == (2, 4, 5, 6)
         for weights in (enc, dec, cross):
             torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1]))
@@ -239,7 +268,9 @@ def test_save_and_reload_through_auto_classes(tmp_path):
     reloaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
     assert type(reloaded) is TransformerMTForConditionalGeneration
     torch.testing.assert_close(
-        reloaded(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits,
+        reloaded(
+            input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids
+        ).logits,
         model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits,
         atol=0,
         rtol=0,
@@ -251,12 +282,23 @@ def test_save_and_reload_through_auto_classes(tmp_path):
 def test_saved_folder_loads_with_remote_code_without_the_package(tmp_path):
     model = tiny_model()
     model.save_pretrained(tmp_path / "model")
-    assert {"configuration_transformer_mt.py", "modeling_transformer_mt.py"} <= set(os.listdir(tmp_path / "model"))
+    assert {"configuration_transformer_mt.py", "modeling_transformer_mt.py"} <= set(
+        os.listdir(tmp_path / "model")
+    )
     input_ids, attention_mask = padded_batch([5, 3])
     decoder_input_ids = random_ids(2, 4)
-    expected = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits
-    torch.save({"input_ids": input_ids, "attention_mask": attention_mask, "decoder_input_ids": decoder_input_ids,
-                "logits": expected}, tmp_path / "io.pt")
+    expected = model(
+        input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids
+    ).logits
+    torch.save(
+        {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "decoder_input_ids": decoder_input_ids,
+            "logits": expected,
+        },
+        tmp_path / "io.pt",
+    )
     script = textwrap.dedent(
         f"""
         import sys
@@ -279,7 +321,9 @@ def test_saved_folder_loads_with_remote_code_without_the_package(tmp_path):
         """
     )
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "OK TransformerMTForConditionalGeneration" in result.stdout
 
@@ -302,3 +346,49 @@ def test_impossible_config_values_raise(overrides, field):
     with pytest.raises(ValueError, match=field) as info:
         tiny_config(**overrides)
     assert str(list(overrides.values())[-1]) in str(info.value)
+
+
+@pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
+def test_both_norm_placements_learn_the_synthetic_task(normalize_before):
+    """Seed 001's task (map each symbol, repeat the last, reverse) on 10-20 symbol strings: a tiny model
+    trained for about a CPU minute decodes >= 95% of fresh strings exactly with generate()."""
+    torch.manual_seed(0)
+    model = TransformerMTForConditionalGeneration(
+        tiny_config(
+            vocab_size=len(synthetic_task.VOCAB), d_model=64, encoder_ffn_dim=128, decoder_ffn_dim=128,
+            normalize_before=normalize_before, pad_token_id=synthetic_task.PAD, bos_token_id=synthetic_task.BOS,
+            eos_token_id=synthetic_task.EOS, decoder_start_token_id=synthetic_task.BOS,
+        )
+    )  # fmt: skip
+    steps, warmup = 800, 100
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, 1.0) * (1 - s / steps)
+    )
+    rng = np.random.default_rng(0)
+    model.train()
+    for _ in range(steps):
+        loss = model(**synthetic_task.make_batch(rng, 64, min_len=10, max_len=20)).loss
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+
+    model.eval()
+    test = synthetic_task.make_batch(
+        np.random.default_rng(12345), 200, min_len=10, max_len=20
+    )  # unseen strings
+    with torch.no_grad():
+        generated = model.generate(
+            input_ids=test["input_ids"],
+            attention_mask=test["attention_mask"],
+            max_new_tokens=24,
+            do_sample=False,
+        )
+    exact = 0
+    for row, labels in zip(generated[:, 1:].tolist(), test["labels"].tolist(), strict=True):
+        eos = synthetic_task.EOS
+        prediction = row[: row.index(eos) + 1] if eos in row else row
+        exact += prediction == [t for t in labels if t != -100]
+    assert exact / 200 >= 0.95, f"exact-match accuracy {exact / 200:.1%}"
