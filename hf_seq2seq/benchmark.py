@@ -15,9 +15,7 @@ import contextlib
 import copy
 import json
 import multiprocessing
-import os
 import platform
-import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -204,10 +202,14 @@ def step_flops(model: torch.nn.Module, batch: dict) -> int:
     return counter.get_total_flops()
 
 
-def _resident_bytes() -> int:
-    """Current resident set size of this process (Linux)."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def _resident_bytes(field: str = "VmRSS") -> int:
+    """Resident set size (`VmRSS`) or its peak (`VmHWM`) of this process, from /proc (Linux). Unlike
+    `ru_maxrss`, the peak belongs to this process image alone (not inherited through fork/exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{field} not found in /proc/self/status")
 
 
 def _peak_memory_child(name: str, sizes: Sizes, device: str, batch_size: int, dtype, queue) -> None:
@@ -224,7 +226,7 @@ def _peak_memory_child(name: str, sizes: Sizes, device: str, batch_size: int, dt
     if cuda:
         queue.put(torch.cuda.max_memory_allocated())
     else:
-        queue.put(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base)
+        queue.put(_resident_bytes("VmHWM") - base)
 
 
 def peak_memory(name: str, sizes: Sizes, device: str, batch_size: int, dtype: torch.dtype | None) -> int:
