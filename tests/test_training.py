@@ -1,5 +1,6 @@
 """The main job end to end on a few hundred real pairs: train, save, reload, evaluate, resume, bad input."""
 
+import importlib.util
 import json
 import logging
 import os
@@ -32,6 +33,14 @@ from hf_seq2seq.training import (
 FRA_TXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "fra-eng" / "fra.txt"
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 requires_data = pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"fra-eng data not found at {FRA_TXT}")
+
+
+def script_main(name: str):
+    """The `main` of a thin CLI in scripts/, loaded by path (a module named `evaluate` could be another package)."""
+    spec = importlib.util.spec_from_file_location(f"scripts_{name}", SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
 
 
 def tiny_args(output_dir: Path, *extra: str) -> list[str]:
@@ -147,3 +156,29 @@ def test_time_budget_schedule_warms_up_then_reaches_zero_when_the_budget_ends():
     assert schedule(100) == pytest.approx(0.5) and schedule(4) == pytest.approx(0.25)
     budget.elapsed = 75.0
     assert schedule(200) == 0.0
+
+
+@requires_data
+def test_evaluate_and_translate_scripts_on_the_saved_model(trained, tmp_path, capsys):
+    evaluate_main, translate_main = script_main("evaluate"), script_main("translate")
+    output_dir, results = trained
+    report = evaluate_main([str(output_dir), "--data-path", str(FRA_TXT), "--max-samples", "40",
+                            "--output-dir", str(tmp_path / "split")])  # fmt: skip
+    assert report["bleu"] == pytest.approx(results["bleu"]) and report["num_sentences"] == 40
+    assert json.loads((tmp_path / "split" / "eval_report.json").read_text())["chrf"] == report["chrf"]
+    assert "nrefs:var" in capsys.readouterr().out
+
+    (tmp_path / "src.en").write_text("Go.\nI see.\n", encoding="utf-8")
+    (tmp_path / "ref1.fr").write_text("Va !\nJe vois.\n", encoding="utf-8")
+    (tmp_path / "ref2.fr").write_text("Bouge !\nJe comprends.\n", encoding="utf-8")
+    report = evaluate_main([str(output_dir), "--src-file", str(tmp_path / "src.en"), "--ref-file",
+                            str(tmp_path / "ref1.fr"), "--ref-file", str(tmp_path / "ref2.fr"),
+                            "--output-dir", str(tmp_path / "files")])  # fmt: skip
+    translations = (tmp_path / "files" / "translations.txt").read_text(encoding="utf-8").splitlines()
+    assert report["num_sentences"] == 2 and report["num_references"] == 2 and len(translations) == 2
+    (tmp_path / "short.fr").write_text("Va !\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="has 1 lines but"):
+        evaluate_main([str(output_dir), "--src-file", str(tmp_path / "src.en"), "--ref-file",
+                       str(tmp_path / "short.fr")])  # fmt: skip
+
+    assert translate_main([str(output_dir), "Go.", ""]) == [translations[0], ""]
