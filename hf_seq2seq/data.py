@@ -572,3 +572,21 @@ def load_translation_dataset(
         raise ColumnError(f"{path} has no train split (splits: {list(raw)})")
     finished = _finish_splits(splits, validation_fraction, test_fraction)
     return IterableDatasetDict(finished) if streaming else DatasetDict(finished)
+
+
+def load_named_dataset(
+    dataset: str = "fra-eng",
+    dataset_config: str | None = None,
+    *,
+    data_path: str | os.PathLike[str] | None = None,
+    source_lang: str = "en",
+    target_lang: str = "fr",
+    streaming: bool = False,
+) -> AnyDatasetDict:
+    """``"fra-eng"`` (from ``data_path``, ``$HF_SEQ2SEQ_FRA_ENG`` or the download) or any corpus that
+    :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits."""
+    if dataset == "fra-eng":
+        return load_fra_eng(data_path, source_lang=source_lang, target_lang=target_lang)
+    return load_translation_dataset(
+        dataset, dataset_config, source_lang=source_lang, target_lang=target_lang, streaming=streaming
+    )

@@ -149,14 +149,11 @@ def evaluate_folder(
         references = [list(refs) for refs in zip(*streams, strict=True)]
         test_set = src_file
     else:
-        from .data import load_fra_eng, load_translation_dataset
+        from .data import load_named_dataset
 
-        if dataset == "fra-eng":
-            splits = load_fra_eng(data_path, source_lang=source_lang, target_lang=target_lang)
-        else:
-            splits = load_translation_dataset(
-                dataset, dataset_config, source_lang=source_lang, target_lang=target_lang
-            )
+        splits = load_named_dataset(
+            dataset, dataset_config, data_path=data_path, source_lang=source_lang, target_lang=target_lang
+        )
         if split not in splits:
             raise ValueError(f"split {split!r} not found; available: {', '.join(splits)}")
         rows = splits[split]

@@ -39,7 +39,7 @@ from transformers.trainer import TRAINER_STATE_NAME
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from . import TransformerMTConfig, TransformerMTForConditionalGeneration
-from .data import load_fra_eng, load_translation_dataset
+from .data import load_named_dataset
 from .inference import evaluate_translations
 from .metrics import build_compute_metrics, references_by_source
 from .tokenization import iter_texts, tokenize_dataset, train_tokenizer
@@ -54,9 +54,7 @@ TRANSLATIONS_FILE = "test_translations.txt"
 class ModelArguments:
     """The network and its tokenizer (sizes use the Marian/BART names of `TransformerMTConfig`)."""
 
-    preset: str = field(
-        default="cpu", metadata={"help": "named defaults: cpu, cpu-long, gpu, tiny"}
-    )
+    preset: str = field(default="cpu", metadata={"help": "named defaults: cpu, cpu-long, gpu, tiny"})
     model_name_or_path: str | None = field(default=None, metadata={"help": "fine-tune a saved model folder"})
     tokenizer_name_or_path: str | None = field(default=None, metadata={"help": "reuse a saved tokenizer"})
     vocab_size: int = field(default=8000, metadata={"help": "subword vocabulary when training a tokenizer"})
@@ -294,18 +292,14 @@ def load_splits(data_args: DataArguments):
     With `--streaming` only train stays a stream: the evaluation splits are small and are read into memory, so
     that every process holds the same rows and BLEU is computed once over the whole split.
     """
-    if data_args.dataset == "fra-eng":
-        splits = load_fra_eng(
-            data_args.data_path, source_lang=data_args.source_lang, target_lang=data_args.target_lang
-        )
-    else:
-        splits = load_translation_dataset(
-            data_args.dataset,
-            data_args.dataset_config,
-            source_lang=data_args.source_lang,
-            target_lang=data_args.target_lang,
-            streaming=data_args.streaming,
-        )
+    splits = load_named_dataset(
+        data_args.dataset,
+        data_args.dataset_config,
+        data_path=data_args.data_path,
+        source_lang=data_args.source_lang,
+        target_lang=data_args.target_lang,
+        streaming=data_args.streaming,
+    )
     limits = {
         "train": data_args.max_train_samples,
         "validation": data_args.max_eval_samples,
