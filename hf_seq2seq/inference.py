@@ -89,7 +89,10 @@ def translate(
             padding=True,
             return_tensors="pt",
         ).to(model.device)
-        generated = model.generate(**batch, do_sample=False, num_beams=1, max_new_tokens=max_new_tokens)
+        # a limit given here overrides the saved generation config; None must not (generate() would then fall
+        # back to transformers' default max_length of 20 tokens)
+        limit = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
+        generated = model.generate(**batch, do_sample=False, num_beams=1, **limit)
         for i, text in zip(index, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
             out[i] = text.strip()
     return out
