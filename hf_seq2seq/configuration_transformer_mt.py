@@ -35,8 +35,9 @@ class TransformerMTConfig(PretrainedConfig):
         label_smoothing: label smoothing of the training loss (section 5.4 of the paper uses 0.1).
         tie_word_embeddings: share the output projection with the input embedding.
         pad_token_id / bos_token_id / eos_token_id / decoder_start_token_id: special token ids, copied from
-            the tokenizer when a model is created. The decoder starts from `decoder_start_token_id`
-            (the pad id unless set, as in Marian).
+            the tokenizer when a model is created; the defaults are the package tokenizer's (`<pad>` = 0,
+            `</s>` = 1, no bos). The decoder starts from `decoder_start_token_id` (the pad id unless set, as
+            in Marian).
     """
 
     model_type = "transformer_mt"
@@ -69,7 +70,7 @@ class TransformerMTConfig(PretrainedConfig):
         tie_word_embeddings: bool = True,
         pad_token_id: int = 0,
         bos_token_id: int | None = None,
-        eos_token_id: int = 2,
+        eos_token_id: int = 1,
         decoder_start_token_id: int | None = None,
         is_encoder_decoder: bool = True,
         **kwargs,

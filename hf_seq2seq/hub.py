@@ -1,37 +1,15 @@
 """Turn a trained folder into the folder that goes to the Hugging Face Hub, check it, and upload it.
 
-Input: a *trained folder*, as the training script saves it (``save_pretrained`` of the model and the
-tokenizer, plus the evaluation report). Required files, checked before anything else:
-
-* ``config.json``, ``model.safetensors`` (or a sharded ``model.safetensors.index.json``),
-  ``generation_config.json``: the model (``model.save_pretrained``);
-* ``tokenizer.json``, ``tokenizer_config.json``: the tokenizer (``tokenizer.save_pretrained``);
-* :data:`METRICS_FILENAME` (``test_results.json``): the test-set scores and facts about the run, an
-  :class:`EvalReport`.
-
-Test results (``test_results.json``), as ``hf_seq2seq.training`` writes them (``RESULTS_FILE``)::
-
-    {
-      "bleu": 41.27,              # required: corpus BLEU (sacrebleu, 0-100)
-      "chrf": 60.05,              # required: chrF (sacrebleu, 0-100)
-      "bleu_signature": "nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1",   # required
-      "chrf_signature": "nrefs:var|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.5.1",  # required
-      "num_sentences": 1171,      # optional: source sentences scored
-      "num_references": 9,        # optional: most references of one sentence
-      "direction": "en-fr",       # optional (default "en-fr"): source-target language codes
-      "dataset": "fra-eng",       # optional (default "fra-eng"); the card describes only this data
-      "split": "test",            # optional (default "test"): the split that was scored
-      "preset": "gpu", "global_step": 20000, "epochs": 11.3, ...   # any other key: a fact about the run
-    }
-
-Keys other than the named ones must hold a string, number, boolean or null; they are kept in
-``EvalReport.training`` (nulls dropped) and listed in the card's "Training run" table.
+Input: a model folder as training saves it (checked by `hf_seq2seq.folder.check_model_folder`) and one or more
+results (`hf_seq2seq.report.EvalReport`): the folder's own `test_results.json` when training wrote one, plus
+any `eval_report.json` of `hf-seq2seq evaluate` given with `reports=`. Each result is one `model-index` entry
+of the card.
 
 Output: :func:`build_hub_folder` loads the model and tokenizer with the Auto classes and saves them into a
 fresh folder (safetensors weights, ``config.json`` with ``auto_map`` and ``custom_pipelines``, the
 configuration/modeling code, ``pipeline_translation.py``, tokenizer files, ``generation_config.json``),
-copies the test results, and renders the model card (``README.md``) from ``model_card_template.md`` with
-``huggingface_hub.ModelCard`` (the model-index comes from the report via ``EvalResult``).
+copies the results into ``results/``, and renders the model card (``README.md``) from
+``model_card_template.md`` with ``huggingface_hub.ModelCard``.
 :func:`validate_hub_folder` loads that folder in a fresh process, offline and without this package, through
 ``AutoConfig``, ``AutoTokenizer``, ``AutoModelForSeq2SeqLM`` and ``pipeline("translation")``, and translates a
 sentence. :func:`push_to_hub` does all of it and uploads (``dry_run=True`` stops before the upload).
@@ -42,13 +20,13 @@ from __future__ import annotations
 import datetime
 import importlib.resources
 import json
-import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import MISSING, dataclass, field, fields, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,35 +35,28 @@ from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from . import pipeline_translation
+from .folder import PIPELINE_FILE, check_model_folder, pipeline_tasks, register_pipeline, save_model_folder
+from .report import TRAINING_REPORT, EvalReport
 
 __all__ = [
     "DEFAULT_SENTENCE",
-    "METRICS_FILENAME",
-    "EvalReport",
     "HubFolderError",
     "HubValidationError",
     "InvalidRepoIdError",
-    "MissingFileError",
     "PushResult",
     "ValidationResult",
     "build_hub_folder",
     "check_repo_id",
-    "check_trained_folder",
-    "pipeline_tasks",
+    "load_reports",
     "push_to_hub",
     "render_model_card",
     "validate_hub_folder",
 ]
 
-METRICS_FILENAME = "test_results.json"
-"""The test results in a trained folder (schema: :class:`EvalReport`); ``hf_seq2seq.training.RESULTS_FILE``."""
-
 CARD_TEMPLATE = "model_card_template.md"
 """Jinja template of the model card, shipped as package data next to this module."""
-
-PIPELINE_FILENAME = Path(pipeline_translation.__file__).name
-PIPELINE_IMPL = f"{Path(PIPELINE_FILENAME).stem}.{pipeline_translation.TranslationPipeline.__name__}"
+RESULTS_DIR = "results"
+"""Folder of the Hub folder that holds the published results, one JSON file each."""
 
 DATASET_ID = "tatoeba"
 """``datasets`` entry of the card metadata: the sentences come from the Tatoeba Project."""
@@ -99,20 +70,12 @@ DEFAULT_SENTENCE = "How are you?"
 """Sentence translated by :func:`validate_hub_folder`."""
 
 LANGUAGE_NAMES = {"en": "English", "fr": "French"}
-_WEIGHTS_FILES = ("model.safetensors", "model.safetensors.index.json")
-_PICKLE_WEIGHTS_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
-_UNPUBLISHED_KEYS = ("best_checkpoint",)  # a path on the training machine
 _VALIDATION_MARKER = "HF_SEQ2SEQ_VALIDATION_RESULT="
 _STDERR_TAIL = 4000
 
 
-class MissingFileError(FileNotFoundError):
-    """A trained folder lacks a file the Hub folder needs; the message names every missing file."""
-
-
 class HubFolderError(ValueError):
-    """A trained folder is complete but inconsistent (bad report, weights or special tokens)."""
+    """A trained folder is complete but inconsistent (results, weights or special tokens)."""
 
 
 class InvalidRepoIdError(ValueError):
@@ -125,117 +88,6 @@ class HubValidationError(RuntimeError):
     def __init__(self, message: str, stderr: str = ""):
         super().__init__(message)
         self.stderr = stderr
-
-
-Scalar = str | int | float | bool
-
-
-@dataclass(frozen=True)
-class EvalReport:
-    """Test-set scores of one trained model and facts about its run: ``test_results.json`` (module docstring).
-
-    ``bleu``/``chrf`` are sacrebleu corpus scores (0-100) and the signatures sacrebleu's
-    ``metric.get_signature()`` strings. ``direction`` is ``"<source>-<target>"``; ``training`` holds every
-    other key of the file (preset, steps, epochs, run time, ...), shown in the card.
-    """
-
-    bleu: float
-    chrf: float
-    bleu_signature: str
-    chrf_signature: str
-    num_sentences: int | None = None
-    num_references: int | None = None
-    direction: str = "en-fr"
-    dataset: str = "fra-eng"
-    split: str = "test"
-    training: dict[str, Scalar] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for name in ("bleu", "chrf"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise HubFolderError(f"{METRICS_FILENAME}: `{name}` must be a finite number, got {value!r}")
-            if not 0 <= value <= 100:
-                raise HubFolderError(f"{METRICS_FILENAME}: `{name}` is a 0-100 score, got {value!r}")
-        for name in ("bleu_signature", "chrf_signature", "direction", "dataset", "split"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip():
-                raise HubFolderError(
-                    f"{METRICS_FILENAME}: `{name}` must be a non-empty string, got {value!r}"
-                )
-        for name in ("num_sentences", "num_references"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-                raise HubFolderError(
-                    f"{METRICS_FILENAME}: `{name}` must be a positive integer, got {value!r}"
-                )
-        if len(self.direction.split("-")) != 2 or not all(self.direction.split("-")):
-            raise HubFolderError(
-                f"{METRICS_FILENAME}: `direction` must be '<source>-<target>' (e.g. 'en-fr'), got {self.direction!r}"
-            )
-        if self.dataset != "fra-eng":
-            raise HubFolderError(
-                f"{METRICS_FILENAME}: the model card describes the Tatoeba fra-eng data, but this model was "
-                f"evaluated on dataset {self.dataset!r}; adapt model_card_template.md before publishing it"
-            )
-        bad = {
-            key: value
-            for key, value in self.training.items()
-            if not isinstance(key, str) or key in self._named_keys() or not isinstance(value, Scalar)
-        }
-        if bad:
-            raise HubFolderError(
-                f"{METRICS_FILENAME}: other keys must be new names holding a string, number or boolean; got {bad!r}"
-            )
-
-    @classmethod
-    def _named_keys(cls) -> list[str]:
-        return [f.name for f in fields(cls) if f.name != "training"]
-
-    @property
-    def source_lang(self) -> str:
-        """Source language code (first half of ``direction``)."""
-        return self.direction.split("-")[0]
-
-    @property
-    def target_lang(self) -> str:
-        """Target language code (second half of ``direction``)."""
-        return self.direction.split("-")[1]
-
-    def published(self) -> EvalReport:
-        """This report without what only makes sense on the training machine (checkpoint paths)."""
-        return replace(
-            self,
-            training={key: value for key, value in self.training.items() if key not in _UNPUBLISHED_KEYS},
-        )
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> EvalReport:
-        """Read and check a ``test_results.json``; `HubFolderError` names any missing or bad key."""
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise HubFolderError(f"{path} is not valid JSON: {error}") from error
-        if not isinstance(data, dict):
-            raise HubFolderError(f"{path} must hold a JSON object, got {type(data).__name__}")
-        required = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING]
-        missing = [key for key in required if key not in data]
-        if missing:
-            raise HubFolderError(
-                f"{path}: missing key(s) {', '.join(missing)} (required: {', '.join(required)}; "
-                "see hf_seq2seq.hub.EvalReport)"
-            )
-        named = {key: value for key, value in data.items() if key in cls._named_keys() and value is not None}
-        training = {key: value for key, value in data.items() if key not in named and value is not None}
-        return cls(**named, training=training)
-
-    def save(self, folder: str | os.PathLike[str]) -> Path:
-        """Write this report (flat, as training writes it) to ``folder/test_results.json``; return the path."""
-        data = {key: getattr(self, key) for key in self._named_keys()} | self.training
-        path = Path(folder) / METRICS_FILENAME
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        return path
 
 
 @dataclass(frozen=True)
@@ -281,43 +133,32 @@ def check_repo_id(repo_id: str) -> None:
         raise InvalidRepoIdError(f"Invalid repo id {repo_id!r}: {error}") from error
 
 
-def check_trained_folder(folder: str | os.PathLike[str]) -> EvalReport:
-    """Check that ``folder`` holds every file the Hub folder is built from; return its evaluation report.
+def load_reports(
+    trained_dir: str | os.PathLike[str], reports: Sequence[str | os.PathLike[str]] = ()
+) -> list[EvalReport]:
+    """The results to publish: the folder's own `test_results.json` (if training wrote one), then `reports`.
 
-    Raises `MissingFileError` naming each missing file (a folder holding only pickled
-    ``pytorch_model.bin`` weights is refused with a note saying so), `HubFolderError` for a bad report.
+    Raises `HubFolderError` when there is none, or when the results disagree on the translation direction or
+    the training data is not the Tatoeba fra-eng data the card describes; `ReportError` for a bad file.
     """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise MissingFileError(f"Folder {folder} does not exist or is not a directory")
-    present = {path.name for path in folder.iterdir()}
-    missing: list[str] = []
-    if "config.json" not in present:
-        missing.append("config.json")
-    if not present & set(_WEIGHTS_FILES):
-        pickles = sorted(present & set(_PICKLE_WEIGHTS_FILES))
-        note = (
-            f" (found only {', '.join(pickles)}: pickled weights are not shipped; re-save with "
-            "`model.save_pretrained(folder)`, which writes safetensors)"
-            if pickles
-            else ""
+    paths = [Path(trained_dir) / TRAINING_REPORT] if (Path(trained_dir) / TRAINING_REPORT).is_file() else []
+    paths += [Path(path) for path in reports]
+    if not paths:
+        raise HubFolderError(
+            f"{trained_dir} has no {TRAINING_REPORT} (written by training) and no result was given: pass the "
+            "eval_report.json of `hf-seq2seq evaluate` with --report"
         )
-        missing.append(f"model.safetensors{note}")
-    missing += [name for name in _TOKENIZER_FILES if name not in present]
-    if "generation_config.json" not in present:
-        missing.append("generation_config.json")
-    if METRICS_FILENAME not in present:
-        missing.append(
-            f"{METRICS_FILENAME} (the test results written by training; see hf_seq2seq.hub.EvalReport)"
+    loaded = [EvalReport.load(path).published() for path in paths]
+    directions = {report.direction for report in loaded}
+    if len(directions) > 1:
+        raise HubFolderError(f"the results are for different directions: {', '.join(sorted(directions))}")
+    trained_on = {report.dataset for report in loaded if report.training}
+    if trained_on - {"fra-eng"}:
+        raise HubFolderError(
+            f"the model card describes the Tatoeba fra-eng data, but this model was trained on "
+            f"{', '.join(sorted(trained_on))}; adapt model_card_template.md before publishing it"
         )
-    if missing:
-        raise MissingFileError(f"Folder {folder} is missing required file(s): {'; '.join(missing)}")
-    return EvalReport.load(folder / METRICS_FILENAME)
-
-
-def pipeline_tasks(report: EvalReport) -> tuple[str, ...]:
-    """Task names under which ``pipeline(..., trust_remote_code=True)`` finds the shipped translation pipeline."""
-    return ("translation", f"translation_{report.source_lang}_to_{report.target_lang}")
+    return loaded
 
 
 def _check_loading_info(folder: Path, info: dict[str, Any]) -> None:
@@ -369,37 +210,51 @@ def _citation(repo_id: str, report: EvalReport) -> str:
     )
 
 
-def render_model_card(
-    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, report: EvalReport, repo_id: str
-) -> ModelCard:
-    """The model card of ``model`` as it will be published under ``repo_id``, with ``report``'s scores.
+def _dataset_of(report: EvalReport) -> tuple[str, str]:
+    """(`dataset_type`, `dataset_name`) of a result's model-index entry."""
+    if report.dataset == "fra-eng":
+        return DATASET_ID, DATASET_NAME
+    name = Path(report.dataset).name if not report.split else report.dataset
+    return name, f"{name} ({report.split} split)" if report.split else f"{name} (plain text)"
 
-    Metadata (language, license, tags, datasets, metrics, ``model-index``) is built with ``ModelCardData``
-    and ``EvalResult``; the text is ``model_card_template.md`` filled with the model's configuration.
+
+def render_model_card(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, reports: Sequence[EvalReport], repo_id: str
+) -> ModelCard:
+    """The model card of ``model`` as it will be published under ``repo_id``, with every result of ``reports``.
+
+    Metadata (language, license, tags, datasets, metrics, ``model-index``: one entry per result and metric) is
+    built with ``ModelCardData`` and ``EvalResult``; the text is ``model_card_template.md`` filled with the
+    model's configuration. The first result is the headline one (training's test split when there is one).
     """
     check_repo_id(repo_id)
-    report = report.published()
+    reports = [report.published() for report in reports]
+    report = reports[0]
     config = model.config
     language_pair = f"{report.source_lang}-{report.target_lang}"
-    metric_rows = (
-        ("bleu", "BLEU", report.bleu, report.bleu_signature),
-        ("chrf", "chrF", report.chrf, report.chrf_signature),
-    )
-    eval_results = [
-        EvalResult(
-            task_type="translation",
-            task_name=f"Translation {language_pair}",
-            dataset_type=DATASET_ID,
-            dataset_name=DATASET_NAME,
-            dataset_config=language_pair,
-            dataset_split=report.split,
-            metric_type=metric_type,
-            metric_name=metric_name,
-            metric_value=value,
-            metric_args={"signature": signature},
-        )
-        for metric_type, metric_name, value, signature in metric_rows
-    ]
+    eval_results = []
+    for result in reports:
+        dataset_type, dataset_name = _dataset_of(result)
+        settings = ", ".join(f"{key}={value}" for key, value in result.decoding.items())
+        for metric_type, metric_name, value, signature in (
+            ("bleu", "BLEU", result.bleu, result.bleu_signature),
+            ("chrf", "chrF", result.chrf, result.chrf_signature),
+        ):
+            eval_results.append(
+                EvalResult(
+                    task_type="translation",
+                    task_name=f"Translation {language_pair}",
+                    dataset_type=dataset_type,
+                    dataset_name=dataset_name,
+                    dataset_config=language_pair,
+                    dataset_split=result.split,
+                    metric_type=metric_type,
+                    metric_name=metric_name,
+                    metric_value=value,
+                    metric_config=settings or None,
+                    metric_args={"signature": signature},
+                )
+            )
     card_data = ModelCardData(
         model_name=repo_id,
         language=[report.source_lang, report.target_lang],
@@ -447,6 +302,7 @@ def render_model_card(
         source_language=_language_name(report.source_lang),
         target_language=_language_name(report.target_lang),
         report=report,
+        results=[(_dataset_of(result)[1], result) for result in reports],
         architecture=architecture,
         generation=generation,
         tokenizer_class=type(tokenizer).__name__,
@@ -455,9 +311,9 @@ def render_model_card(
         special_tokens=special_tokens,
         decoder_start_token_id=config.decoder_start_token_id,
         max_positions=config.max_position_embeddings,
-        pipeline_tasks=pipeline_tasks(report),
-        pipeline_file=PIPELINE_FILENAME,
-        metrics_file=METRICS_FILENAME,
+        pipeline_tasks=pipeline_tasks(report.source_lang, report.target_lang),
+        pipeline_file=PIPELINE_FILE,
+        results_dir=RESULTS_DIR,
         dataset_name=DATASET_NAME,
         data_attribution=DATA_ATTRIBUTION,
         data_license=DATA_LICENSE,
@@ -479,19 +335,30 @@ def _check_output_dir(trained_dir: Path, output_dir: Path) -> Path:
     return output
 
 
+def _result_file_name(index: int, report: EvalReport) -> str:
+    if report.training:
+        return TRAINING_REPORT
+    slug = "".join(c if c.isalnum() else "-" for c in report.test_set).strip("-")
+    return f"eval-{index}-{slug}.json"
+
+
 def build_hub_folder(
-    trained_dir: str | os.PathLike[str], output_dir: str | os.PathLike[str], repo_id: str
+    trained_dir: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str],
+    repo_id: str,
+    reports: Sequence[str | os.PathLike[str]] = (),
 ) -> Path:
     """Build in ``output_dir`` (new or empty) the exact folder that goes to the Hub as ``repo_id``.
 
     The model and tokenizer are loaded from ``trained_dir`` with the Auto classes (this package's code) and
     saved again, so the folder always holds safetensors weights, ``config.json`` with ``auto_map`` and
     ``custom_pipelines``, the configuration/modeling/pipeline code, the tokenizer files and
-    ``generation_config.json``; then ``test_results.json`` and the model card ``README.md``. Returns the folder.
+    ``generation_config.json``; then the results (see :func:`load_reports`) in ``results/`` and the model card
+    ``README.md``. Returns the folder.
     """
     check_repo_id(repo_id)
-    trained_dir = Path(trained_dir)
-    report = check_trained_folder(trained_dir).published()
+    trained_dir = check_model_folder(trained_dir)
+    results = load_reports(trained_dir, reports)
     output = _check_output_dir(trained_dir, Path(output_dir))
     model, info = AutoModelForSeq2SeqLM.from_pretrained(
         trained_dir, trust_remote_code=False, output_loading_info=True
@@ -501,16 +368,13 @@ def build_hub_folder(
     _check_special_tokens(trained_dir, model, tokenizer)
     for load_time_key in ("is_local", "local_files_only"):  # how *this* load went; not for the Hub's config
         tokenizer.init_kwargs.pop(load_time_key, None)
-    model.config.custom_pipelines = {
-        task: {"impl": PIPELINE_IMPL, "pt": ["AutoModelForSeq2SeqLM"], "type": "text"}
-        for task in pipeline_tasks(report)
-    }
+    register_pipeline(model, results[0].source_lang, results[0].target_lang)
     output.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(output)
-    shutil.copyfile(pipeline_translation.__file__, output / PIPELINE_FILENAME)
-    tokenizer.save_pretrained(output)
-    report.save(output)
-    render_model_card(model, tokenizer, report, repo_id).save(output / "README.md")
+    save_model_folder(model, tokenizer, output)
+    (output / RESULTS_DIR).mkdir()
+    for index, result in enumerate(results):
+        result.save(output / RESULTS_DIR / _result_file_name(index, result))
+    render_model_card(model, tokenizer, results, repo_id).save(output / "README.md")
     return output
 
 
@@ -563,9 +427,14 @@ def validate_hub_folder(
     translation as ``model.generate`` for each task of :func:`pipeline_tasks`. Raises `HubValidationError`
     with the tail of the process's stderr on any failure.
     """
-    folder = Path(folder).resolve()
-    report = check_trained_folder(folder)
-    tasks = pipeline_tasks(report)
+    folder = check_model_folder(folder).resolve()
+    tasks = tuple(
+        json.loads((folder / "config.json").read_text(encoding="utf-8")).get("custom_pipelines", ())
+    )
+    if not tasks:
+        raise HubFolderError(
+            f"{folder}/config.json declares no custom_pipelines: build it with build_hub_folder"
+        )
     with tempfile.TemporaryDirectory(prefix="hf_seq2seq_validate_") as workdir:
         env = dict(
             os.environ,
@@ -617,6 +486,7 @@ def push_to_hub(
     commit_message: str | None = None,
     dry_run: bool = False,
     sentence: str = DEFAULT_SENTENCE,
+    reports: Sequence[str | os.PathLike[str]] = (),
 ) -> PushResult:
     """Build the Hub folder of ``trained_dir`` in ``output_dir``, validate it, and upload it to ``repo_id``.
 
@@ -627,11 +497,12 @@ def push_to_hub(
     kept after a dry run or a failure (for inspection) and deleted after a successful upload.
     """
     check_repo_id(repo_id)
-    report = check_trained_folder(trained_dir)
+    trained_dir = check_model_folder(trained_dir)
+    report = load_reports(trained_dir, reports)[0]
     temporary = output_dir is None
     if temporary:
         output_dir = tempfile.mkdtemp(prefix=f"{repo_id.split('/')[1]}-hub-")
-    folder = build_hub_folder(trained_dir, output_dir, repo_id)
+    folder = build_hub_folder(trained_dir, output_dir, repo_id, reports)
     validation = validate_hub_folder(folder, sentence)
     if dry_run:
         return PushResult(folder=folder, validation=validation)
@@ -641,7 +512,7 @@ def push_to_hub(
         repo_id=repo_id,
         folder_path=folder,
         commit_message=commit_message
-        or f"Upload {repo_id}: BLEU {report.bleu:.1f}, chrF {report.chrf:.1f} ({report.split})",
+        or f"Upload {repo_id}: BLEU {report.bleu:.1f}, chrF {report.chrf:.1f} ({report.test_set})",
     )
     if temporary:
         shutil.rmtree(folder)

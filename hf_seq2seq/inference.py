@@ -1,8 +1,8 @@
-"""Loading a saved model folder, batched greedy translation, and scoring a whole test set."""
+"""Loading a saved model folder, batched translation, and scoring a whole test set."""
 
-import json
 import logging
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,32 +10,11 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from .folder import check_model_folder
 from .metrics import score_translations
+from .report import EVAL_REPORT, EvalReport
 
 logger = logging.getLogger(__name__)
-
-MODEL_FILES = ("config.json", "generation_config.json")
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
-
-
-class ModelFolderError(FileNotFoundError):
-    """A model folder that cannot be loaded because files are missing."""
-
-
-def check_model_folder(folder: str | os.PathLike[str]) -> Path:
-    """Raise `ModelFolderError` naming every missing file of a saved model + tokenizer folder."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ModelFolderError(
-            f"model folder {folder} does not exist (expected the output_dir of scripts/train.py)"
-        )
-    missing = [name for name in (*MODEL_FILES, *TOKENIZER_FILES) if not (folder / name).is_file()]
-    if not any((folder / name).is_file() for name in WEIGHT_FILES):
-        missing.append(" or ".join(WEIGHT_FILES[::2]))
-    if missing:
-        raise ModelFolderError(f"model folder {folder} is missing: {', '.join(missing)}")
-    return folder
 
 
 def load_model_and_tokenizer(
@@ -107,11 +86,14 @@ def evaluate_translations(
     max_new_tokens: int | None = None,
     progress: bool = True,
 ) -> tuple[dict, list[str]]:
-    """Translate `sources` greedily and score them against all `references` of each (BLEU, chrF, signatures)."""
+    """Translate `sources` and score them against all `references` of each: BLEU/chrF with signatures, the
+    number of sentences and references, and the translation's wall time."""
+    started = time.monotonic()
     hypotheses = translate(
         model, tokenizer, sources, batch_size=batch_size, max_new_tokens=max_new_tokens, progress=progress
     )
-    return score_translations(hypotheses, [list(r) for r in references]), hypotheses
+    scores = score_translations(hypotheses, [list(r) for r in references])
+    return {**scores, "wall_time_s": round(time.monotonic() - started, 1)}, hypotheses
 
 
 def read_lines(path: str | os.PathLike[str]) -> list[str]:
@@ -133,9 +115,9 @@ def evaluate_folder(
     max_samples: int | None = None,
     batch_size: int = 64,
     trust_remote_code: bool = False,
-) -> dict:
-    """Translate a test set with a saved model and score it; write `<output_dir>/eval_report.json` and
-    `<output_dir>/translations.txt` (default output_dir: the model folder).
+) -> EvalReport:
+    """Translate a test set with a saved model and score it; write `<output_dir>/eval_report.json` (an
+    `EvalReport`) and `<output_dir>/translations.txt` (default output_dir: the model folder).
 
     The test set is `src_file` with one or more aligned `ref_files` (plain text, one sentence per line), or
     the `split` of a dataset as `hf_seq2seq.data` loads it (all references of each source).
@@ -150,7 +132,7 @@ def evaluate_folder(
             if len(stream) != len(sources):
                 raise ValueError(f"{ref_file} has {len(stream)} lines but {src_file} has {len(sources)}")
         references = [list(refs) for refs in zip(*streams, strict=True)]
-        test_set = src_file
+        dataset, split = str(src_file), None
     else:
         from .data import load_named_dataset
 
@@ -164,11 +146,26 @@ def evaluate_folder(
             rows = rows.select(range(min(max_samples, len(rows))))
         sources = rows["src"]
         references = rows["references"] if "references" in rows.column_names else [[t] for t in rows["tgt"]]
-        test_set = f"{dataset}:{split}"
     scores, hypotheses = evaluate_translations(model, tokenizer, sources, references, batch_size=batch_size)
-    report = {"model": str(folder), "test_set": test_set, **scores}
+    report = EvalReport(
+        **scores,
+        model=str(folder),
+        dataset=dataset,
+        split=split,
+        direction=f"{source_lang}-{target_lang}",
+        decoding=decoding_settings(model),
+        parameters=model.num_parameters(),
+    )
     output_dir = Path(output_dir or folder)
     output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "eval_report.json").write_text(json.dumps(report, indent=2) + "\n")
+    report.save(output_dir / EVAL_REPORT)
     (output_dir / "translations.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     return report
+
+
+def decoding_settings(model: PreTrainedModel, **overrides) -> dict:
+    """The generate() settings a translation used: the saved generation config's, with `overrides`."""
+    saved = model.generation_config.to_diff_dict()
+    names = ("num_beams", "length_penalty", "max_new_tokens", "no_repeat_ngram_size", "do_sample")
+    settings = {name: saved[name] for name in names if name in saved}
+    return settings | {key: value for key, value in overrides.items() if value is not None}

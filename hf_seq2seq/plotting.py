@@ -8,7 +8,6 @@ text metadata, computed from the figure's own artists at save time and readable 
 """
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
@@ -21,9 +20,11 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers.trainer import TRAINER_STATE_NAME as TRAINER_STATE
+
+from .folder import last_checkpoint
 
 ATTENTION_KINDS = ("encoder_attentions", "decoder_attentions", "cross_attentions")
-TRAINER_STATE = "trainer_state.json"
 # series name -> key of a `log_history` entry holding it (training logs carry loss/learning_rate,
 # evaluations eval_*; the final summary entry uses `train_loss`, not `loss`, and is left out)
 TRAINING_SERIES = {
@@ -256,18 +257,14 @@ def find_trainer_state(path: str | Path) -> Path:
         )
     if (path / TRAINER_STATE).is_file():
         return path / TRAINER_STATE
-    checkpoints = [
-        (int(match[1]), child)
-        for child in path.iterdir()
-        if (match := re.fullmatch(r"checkpoint-(\d+)", child.name)) and (child / TRAINER_STATE).is_file()
-    ]
-    if not checkpoints:
+    checkpoint = last_checkpoint(path)
+    if checkpoint is None:
         raise FileNotFoundError(
             f"no {TRAINER_STATE} at {path / TRAINER_STATE} nor in any {path}/checkpoint-*/: the Trainer writes "
             f"it into each checkpoint-<step> folder it saves (and into output_dir on trainer.save_state()), so "
             f"pass a run directory that has at least one checkpoint"
         )
-    return max(checkpoints)[1] / TRAINER_STATE
+    return checkpoint / TRAINER_STATE
 
 
 def training_series(log_history: list[dict[str, Any]]) -> dict[str, tuple[list[int], list[float]]]:

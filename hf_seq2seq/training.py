@@ -1,17 +1,15 @@
-"""From raw pairs to a saved, evaluated model: presets, argument parsing, and the `Seq2SeqTrainer` run.
+"""From raw pairs to a saved, evaluated model: presets, the argument dataclasses and the `Seq2SeqTrainer` run.
 
-`scripts/train.py` is a thin wrapper around :func:`main`. Every `Seq2SeqTrainingArguments` flag works; a
-named preset (`--preset cpu|cpu-long|gpu|tiny`) only changes defaults, so any flag given explicitly wins.
+`hf-seq2seq train` (`hf_seq2seq.cli.train`) parses the flags into the dataclasses here and calls :func:`run`.
+Every `Seq2SeqTrainingArguments` flag works; a named preset (`--preset cpu|cpu-long|gpu|tiny`) only changes
+defaults, so any flag given explicitly wins.
 
 The same script runs on one process or many: under `torchrun` or `accelerate launch` the Trainer (through
 accelerate) sets up DDP or FSDP, NCCL on GPUs and gloo with `--use_cpu`. Every process trains; process 0
 alone writes the final model, `trainer_state.json`, the test translations and `test_results.json`.
 """
 
-import argparse
-import json
 import logging
-import math
 import os
 import time
 from collections import Counter
@@ -22,31 +20,31 @@ from pathlib import Path
 import numpy as np
 import torch
 from datasets import Dataset, IterableDataset
+from tqdm.auto import tqdm
 from transformers import (
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
     DataCollatorForSeq2Seq,
     EvalPrediction,
     GenerationConfig,
-    HfArgumentParser,
     PreTrainedTokenizerBase,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     TrainerCallback,
     set_seed,
 )
-from transformers.trainer import TRAINER_STATE_NAME
-from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+from transformers.trainer_callback import ProgressCallback
 
 from . import TransformerMTConfig, TransformerMTForConditionalGeneration
 from .data import load_named_dataset
-from .inference import evaluate_translations
+from .folder import add_pipeline_code, last_checkpoint, register_pipeline
+from .inference import decoding_settings, evaluate_translations
 from .metrics import build_compute_metrics, references_by_source
+from .report import TRAINING_REPORT, EvalReport
 from .tokenization import iter_texts, tokenize_dataset, train_tokenizer
 
 logger = logging.getLogger(__name__)
 
-RESULTS_FILE = "test_results.json"
 TRANSLATIONS_FILE = "test_translations.txt"
 
 
@@ -215,18 +213,6 @@ PRESETS: dict[str, dict] = {
 }
 
 
-def parse_args(
-    argv: list[str] | None = None,
-) -> tuple[ModelArguments, DataArguments, Seq2SeqTrainingArguments]:
-    """Parse command-line flags over the defaults of the chosen `--preset`."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
-    preset = pre.parse_known_args(argv)[0].preset
-    parser = HfArgumentParser((ModelArguments, DataArguments, Seq2SeqTrainingArguments))
-    parser.set_defaults(**PRESETS[preset])
-    return parser.parse_args_into_dataclasses(args=argv)
-
-
 class TimeBudgetCallback(TrainerCallback):
     """Stop after `minutes` of training, with a final evaluation and checkpoint so the best model is kept.
 
@@ -259,6 +245,29 @@ class TimeBudgetCallback(TrainerCallback):
             control.should_evaluate = args.eval_strategy != "no"
             control.should_save = True
         return control
+
+
+class TimeBudgetProgress(ProgressCallback):
+    """The training bar of a time-budgeted run: time used against the budget, with the steps so far (the
+    default bar counts towards `num_train_epochs`, which a budgeted run never reaches)."""
+
+    def __init__(self, budget: TimeBudgetCallback):
+        super().__init__()
+        self.budget = budget
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.training_bar = tqdm(
+                total=self.budget.seconds / 60,
+                unit="min",
+                bar_format="{percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} min of the time budget{postfix}",
+                dynamic_ncols=True,
+            )
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.training_bar.n = min(self.budget.elapsed, self.budget.seconds) / 60
+            self.training_bar.set_postfix_str(f"step {state.global_step}", refresh=True)
 
 
 class TimeBudgetSchedule:
@@ -419,20 +428,6 @@ def greedy_generation_config(model, max_target_length: int) -> GenerationConfig:
     )
 
 
-def last_checkpoint(output_dir: str) -> str | None:
-    """The newest complete `checkpoint-<step>` folder of `output_dir`, or None.
-
-    The Trainer writes `trainer_state.json` last, so a folder without it is one whose saving was cut off (a
-    killed or preempted job) and cannot be resumed from.
-    """
-    steps = []
-    for folder in Path(output_dir).glob(f"{PREFIX_CHECKPOINT_DIR}-*"):
-        step = folder.name.removeprefix(f"{PREFIX_CHECKPOINT_DIR}-")
-        if step.isdigit() and (folder / TRAINER_STATE_NAME).is_file():
-            steps.append(int(step))
-    return str(Path(output_dir, f"{PREFIX_CHECKPOINT_DIR}-{max(steps)}")) if steps else None
-
-
 def validation_metrics(
     tokenizer: PreTrainedTokenizerBase, rows: Dataset, references: Sequence[Sequence[str]]
 ) -> Callable[[EvalPrediction], dict[str, float]]:
@@ -520,6 +515,7 @@ def run(
     label_smoothing, training_args.label_smoothing_factor = training_args.label_smoothing_factor, 0.0
     model = build_model(model_args, tokenizer, label_smoothing)
     model.generation_config = greedy_generation_config(model, data_args.max_target_length)
+    register_pipeline(model, data_args.source_lang, data_args.target_lang)
     n_params = sum(p.numel() for p in model.parameters())
     logger.info("model: %.1fM parameters, config %s", n_params / 1e6, model.config.to_diff_dict())
     global_batch_size = (
@@ -554,65 +550,62 @@ def run(
         compute_metrics=compute_metrics,
         **trainer_kwargs,
     )
+    if data_args.max_train_minutes and not training_args.disable_tqdm:
+        trainer.remove_callback(ProgressCallback)
+        trainer.add_callback(TimeBudgetProgress(budget))
     train_result = trainer.train(resume_from_checkpoint=checkpoint)
     trainer.save_model()  # the best checkpoint (load_best_model_at_end), on process 0, with the tokenizer
     trainer.save_state()
     trainer.end()  # the processes are done with each other: what follows runs on process 0 alone
-    results = {
+    facts = {
         "train_runtime_s": train_result.metrics["train_runtime"],
         "global_step": trainer.state.global_step,
         "world_size": training_args.world_size,
     }
     if not trainer.is_world_process_zero():
-        return results
+        return facts
+    add_pipeline_code(training_args.output_dir)  # config.json already names it (register_pipeline)
 
-    test = splits.get("test")
-    if test is not None:
-        # under FSDP the weights are sharded over processes that have moved on: evaluate the saved model
-        final_model = (
-            TransformerMTForConditionalGeneration.from_pretrained(training_args.output_dir).to(
-                training_args.device
-            )
-            if trainer.is_fsdp_enabled
-            else trainer.model
-        )
-        scores, hypotheses = evaluate_translations(
-            final_model.eval(),
-            tokenizer,
-            test["src"],
-            test["references"],
-            batch_size=training_args.per_device_eval_batch_size,
-        )
-        results.update(scores)
-        Path(training_args.output_dir, TRANSLATIONS_FILE).write_text(
-            "\n".join(hypotheses) + "\n", encoding="utf-8"
-        )
-    results.update(
-        wall_time_s=round(time.monotonic() - started, 1),
+    facts.update(
         best_checkpoint=trainer.state.best_model_checkpoint,
         best_validation_bleu=trainer.state.best_metric,
-        parameters=n_params,
         preset=model_args.preset,
-        dataset=data_args.dataset,
-        direction=f"{data_args.source_lang}-{data_args.target_lang}",
         train_pairs=len(tokenized["train"]) if not data_args.streaming else None,
         epochs=trainer.state.epoch,
         global_batch_size=global_batch_size,
     )
-    Path(training_args.output_dir, RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
-    logger.info("test results: %s", json.dumps(results, indent=2))
-    return results
-
-
-def main(argv: list[str] | None = None) -> dict:
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    model_args, data_args, training_args = parse_args(argv)
-    os.makedirs(training_args.output_dir, exist_ok=True)
-    results = run(model_args, data_args, training_args)
-    if "bleu" in results:
-        print(
-            f"test BLEU {results['bleu']:.1f}  chrF {results['chrf']:.1f}  ({results.get('num_sentences')} sources, "
-            f"{math.floor(results['wall_time_s'] / 60)} min)\n{results['bleu_signature']}\n"
-            f"model saved to {training_args.output_dir}"
+    test = splits.get("test")
+    if test is None:
+        return facts
+    # under FSDP the weights are sharded over processes that have moved on: evaluate the saved model
+    final_model = (
+        TransformerMTForConditionalGeneration.from_pretrained(training_args.output_dir).to(
+            training_args.device
         )
-    return results
+        if trainer.is_fsdp_enabled
+        else trainer.model
+    )
+    scores, hypotheses = evaluate_translations(
+        final_model.eval(),
+        tokenizer,
+        test["src"],
+        test["references"],
+        batch_size=training_args.per_device_eval_batch_size,
+    )
+    Path(training_args.output_dir, TRANSLATIONS_FILE).write_text(
+        "\n".join(hypotheses) + "\n", encoding="utf-8"
+    )
+    facts["run_wall_time_s"] = round(time.monotonic() - started, 1)
+    report = EvalReport(
+        **scores,
+        model=training_args.output_dir,
+        dataset=data_args.dataset,
+        split="test",
+        direction=f"{data_args.source_lang}-{data_args.target_lang}",
+        decoding=decoding_settings(final_model),
+        parameters=n_params,
+        training=facts,
+    )
+    report.save(Path(training_args.output_dir, TRAINING_REPORT))
+    logger.info("test results: %s", report)
+    return report.to_dict()

@@ -1,12 +1,9 @@
 #!/usr/bin/env python
-"""Ours vs MarianMTModel at identical sizes: training throughput, generate throughput/latency, memory, MFU.
+"""Same as `hf-seq2seq benchmark` (kept so that older commands keep working): `hf-seq2seq benchmark --help`."""
 
-python scripts/benchmark.py --size cpu --json bench_cpu.json      # the CPU training preset's size
-python scripts/benchmark.py --size large --device cuda            # d_model 512, 6+6 layers, on a GPU
-python scripts/benchmark.py --quick                               # seconds-long smoke run
-"""
+import sys
 
-from hf_seq2seq.benchmark import main
+from hf_seq2seq.cli import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(["benchmark", *sys.argv[1:]]))

@@ -1,12 +1,9 @@
 #!/usr/bin/env python
-"""Train and evaluate a translation model: raw pairs -> tokenizer -> Seq2SeqTrainer -> saved model + test BLEU.
+"""Same as `hf-seq2seq train` (kept so that older commands keep working): `hf-seq2seq train --help`."""
 
-python scripts/train.py --preset cpu                       # ~25 min on 2 CPU cores, fra-eng
-python scripts/train.py --preset gpu --output_dir runs/base
-python scripts/train.py --help                             # every Seq2SeqTrainingArguments flag too
-"""
+import sys
 
-from hf_seq2seq.training import main
+from hf_seq2seq.cli import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(["train", *sys.argv[1:]]))

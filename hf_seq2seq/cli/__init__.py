@@ -1,0 +1,42 @@
+"""`hf-seq2seq <verb>`: the package's one command-line tool.
+
+Each verb is a module of this package (`hf_seq2seq/cli/<verb>.py`, dashes as underscores) with its own parser and
+`main(argv)`; it is imported only when it runs, so `hf-seq2seq --help` is instant.
+"""
+
+import importlib
+import sys
+
+VERBS = {
+    "train": "train a model and evaluate it on the test split (presets: cpu, cpu-long, gpu, tiny)",
+    "evaluate": "translate a test set with a saved model and score it (BLEU, chrF)",
+    "translate": "translate sentences given as arguments, or lines of stdin or a file",
+    "push": "build a Hub folder with its model card, check it offline, and upload it",
+    "plot-attention": "plot the encoder, decoder and cross-attention maps of one translation",
+    "plot-training": "plot the loss, learning rate and validation BLEU of a training run",
+    "benchmark": "measure speed and memory against MarianMTModel at the same size",
+}
+
+USAGE = "usage: hf-seq2seq <verb> [options]   (hf-seq2seq <verb> --help for a verb's options)"
+
+
+def overview() -> str:
+    width = max(map(len, VERBS))
+    lines = [USAGE, "", "A from-scratch Transformer for translation, as a Hugging Face model.", "", "verbs:"]
+    lines += [f"  {verb:<{width}}  {text}" for verb, text in VERBS.items()]
+    lines += ["", "example: hf-seq2seq train --preset cpu && hf-seq2seq translate runs/cpu 'How are you?'"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(overview())
+        return 0 if argv else 2
+    verb, rest = argv[0], argv[1:]
+    if verb not in VERBS:
+        print(f"{USAGE}\nhf-seq2seq: unknown verb {verb!r}; choose from {', '.join(VERBS)}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"{__name__}.{verb.replace('-', '_')}")
+    status = module.main(rest)
+    return status if isinstance(status, int) else 0
