@@ -13,7 +13,6 @@ implementation. Measurements are interleaved (ours, Marian, ours, ...) and repea
 
 import contextlib
 import copy
-import json
 import multiprocessing
 import platform
 import statistics
@@ -351,44 +350,3 @@ def format_table(result: dict) -> str:
             f"{label:34}{_cell(a, fmt):>12}{_cell(b, fmt):>12}{ratio.get(key, float('nan')):>12.2f}x"
         )
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> dict:
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--size", choices=sorted(SIZES), default="cpu")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
-    parser.add_argument(
-        "--dtype",
-        choices=["fp32", "bf16", "fp16"],
-        default="fp32",
-        help="training autocast dtype and generation weight dtype (both models unless --marian-dtype)",
-    )
-    parser.add_argument("--marian-dtype", choices=["fp32", "bf16", "fp16"], default=None)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
-    parser.add_argument("--json", default=None, help="write the result here")
-    args = parser.parse_args(argv)
-    settings = dict(repeats=args.repeats)
-    if args.quick:
-        settings = dict(
-            repeats=1,
-            train_batch_size=4,
-            train_batches=1,
-            generate_batch_size=4,
-            new_tokens=3,
-            latency_runs=1,
-            measure_memory=False,
-        )
-    result = run_benchmark(
-        size=args.size, device=args.device, dtype=args.dtype, marian_dtype=args.marian_dtype, **settings
-    )
-    print(format_table(result))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-        print(f"wrote {args.json}")
-    return result

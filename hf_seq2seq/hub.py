@@ -397,7 +397,7 @@ for obj in (config, model):
 model.eval()
 with torch.no_grad():
     output_ids = model.generate(**tokenizer(sentence, truncation=True, return_tensors="pt"))
-translation = tokenizer.decode(output_ids[0], skip_special_tokens=True)
+translation = tokenizer.decode(output_ids[0], skip_special_tokens=True).strip()
 pipeline_classes = set()
 for task in tasks:
     translator = pipeline(task, model=folder, trust_remote_code=True)

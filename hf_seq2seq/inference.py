@@ -4,6 +4,7 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -11,8 +12,9 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .folder import check_model_folder
-from .metrics import score_translations
+from .metrics import loop_share, score_by_length, score_translations
 from .report import EVAL_REPORT, EvalReport
+from .segmentation import translate_by_sentence
 
 logger = logging.getLogger(__name__)
 
@@ -30,22 +32,86 @@ def load_model_and_tokenizer(
     return model, tokenizer
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """How translations are decoded; a field left None keeps the model's saved `generation_config.json`.
+
+    The saved config is greedy, and limits a translation to `max_length_a * source_tokens + max_length_b` new
+    tokens (the model's `generate()` applies it); `max_new_tokens` here sets a fixed limit instead.
+    """
+
+    num_beams: int | None = None
+    length_penalty: float | None = None
+    max_new_tokens: int | None = None
+
+    def generate_kwargs(self) -> dict:
+        """The `generate()` arguments: only those set (a None would override a saved setting)."""
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+    def settings(self, model: PreTrainedModel) -> dict:
+        """What was used, for a report: the saved values with this object's overrides."""
+        config = model.generation_config
+        settings = {"num_beams": config.num_beams, "length_penalty": config.length_penalty}
+        if self.max_new_tokens is None:
+            for name in ("max_length_a", "max_length_b", "max_new_tokens"):
+                if getattr(config, name, None) is not None:
+                    settings[name] = getattr(config, name)
+        return settings | self.generate_kwargs()
+
+
 @torch.inference_mode()
 def translate(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    sentences: Sequence[str],
+    texts: Sequence[str],
     batch_size: int = 64,
+    decoding: Decoding | None = None,
+    split_sentences: bool = False,
+    source_lang: str = "en",
     max_source_length: int | None = None,
-    max_new_tokens: int | None = None,
     progress: bool = False,
 ) -> list[str]:
-    """Greedy translations of `sentences`, in order.
+    """Translations of `texts`, in order.
 
-    Sentences are batched by length to reduce padding. An empty (or blank) sentence translates to "".
-    A sentence longer than `max_source_length` (default: the model's `max_position_embeddings`) is truncated
-    with a warning.
+    With `split_sentences`, a text of several sentences is cut into sentences (`hf_seq2seq.segmentation`),
+    and a sentence longer than the sources of training into pieces that fit; all sentences of all texts are
+    translated together, and each text's translations are joined back with its own spacing and line breaks. Sentences are batched by length to reduce padding. An empty (or blank) text
+    translates to "". A sentence longer than `max_source_length` (default: the model's
+    `max_position_embeddings`) is truncated with a warning.
     """
+    decoding = decoding or Decoding()
+
+    def translate_batch(sentences: Sequence[str]) -> list[str]:
+        return _translate_sentences(
+            model, tokenizer, sentences, batch_size, decoding, max_source_length, progress
+        )
+
+    if not split_sentences:
+        return translate_batch(texts)
+    return translate_by_sentence(
+        texts,
+        translate_batch,
+        source_lang,
+        max_length=trained_length(tokenizer),
+        length=lambda sentence: len(tokenizer(sentence)["input_ids"]),
+    )
+
+
+def trained_length(tokenizer: PreTrainedTokenizerBase) -> int | None:
+    """The longest source in tokens that training used (the tokenizer's `model_max_length`), if it was set."""
+    length = tokenizer.model_max_length
+    return length if length and length < 100_000 else None  # transformers' "unset" is a huge number
+
+
+def _translate_sentences(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[str],
+    batch_size: int,
+    decoding: Decoding,
+    max_source_length: int | None,
+    progress: bool,
+) -> list[str]:
     max_source_length = max_source_length or model.config.max_position_embeddings
     encoded = tokenizer(list(sentences), add_special_tokens=True)["input_ids"]
     too_long = [i for i, ids in enumerate(encoded) if len(ids) > max_source_length]
@@ -59,7 +125,9 @@ def translate(
         )
     todo = sorted((i for i, s in enumerate(sentences) if s.strip()), key=lambda i: len(encoded[i]))
     out = [""] * len(sentences)
-    for start in tqdm(range(0, len(todo), batch_size), desc="translating", disable=not progress):
+    for start in tqdm(
+        range(0, len(todo), batch_size), desc="translating", unit="batch", disable=not progress
+    ):
         index = todo[start : start + batch_size]
         batch = tokenizer(
             [sentences[i] for i in index],
@@ -68,10 +136,7 @@ def translate(
             padding=True,
             return_tensors="pt",
         ).to(model.device)
-        # a limit given here overrides the saved generation config; None must not (generate() would then fall
-        # back to transformers' default max_length of 20 tokens)
-        limit = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
-        generated = model.generate(**batch, do_sample=False, num_beams=1, **limit)
+        generated = model.generate(**batch, **decoding.generate_kwargs())
         for i, text in zip(index, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
             out[i] = text.strip()
     return out
@@ -83,17 +148,30 @@ def evaluate_translations(
     sources: Sequence[str],
     references: Sequence[Sequence[str]],
     batch_size: int = 64,
-    max_new_tokens: int | None = None,
+    decoding: Decoding | None = None,
+    split_sentences: bool = False,
+    source_lang: str = "en",
     progress: bool = True,
 ) -> tuple[dict, list[str]]:
     """Translate `sources` and score them against all `references` of each: BLEU/chrF with signatures, the
-    number of sentences and references, and the translation's wall time."""
+    number of sentences and references, the share of looping outputs, the scores by source length (in
+    tokens), the decoding settings and the translation's wall time."""
+    decoding = decoding or Decoding()
     started = time.monotonic()
     hypotheses = translate(
-        model, tokenizer, sources, batch_size=batch_size, max_new_tokens=max_new_tokens, progress=progress
+        model, tokenizer, sources, batch_size, decoding, split_sentences, source_lang, progress=progress
     )
-    scores = score_translations(hypotheses, [list(r) for r in references])
-    return {**scores, "wall_time_s": round(time.monotonic() - started, 1)}, hypotheses
+    wall_time_s = round(time.monotonic() - started, 1)
+    references = [list(r) for r in references]
+    lengths = [len(ids) for ids in tokenizer(list(sources), add_special_tokens=False)["input_ids"]]
+    scores = score_translations(hypotheses, references)
+    return {
+        **scores,
+        "loop_share": loop_share(hypotheses),
+        "by_length": score_by_length(lengths, hypotheses, references),
+        "decoding": decoding.settings(model) | ({"split_sentences": True} if split_sentences else {}),
+        "wall_time_s": wall_time_s,
+    }, hypotheses
 
 
 def read_lines(path: str | os.PathLike[str]) -> list[str]:
@@ -104,6 +182,8 @@ def read_lines(path: str | os.PathLike[str]) -> list[str]:
 def evaluate_folder(
     folder: str | os.PathLike[str],
     output_dir: str | os.PathLike[str] | None = None,
+    decoding: Decoding | None = None,
+    split_sentences: bool = False,
     src_file: str | None = None,
     ref_files: Sequence[str] = (),
     data_path: str | None = None,
@@ -146,14 +226,15 @@ def evaluate_folder(
             rows = rows.select(range(min(max_samples, len(rows))))
         sources = rows["src"]
         references = rows["references"] if "references" in rows.column_names else [[t] for t in rows["tgt"]]
-    scores, hypotheses = evaluate_translations(model, tokenizer, sources, references, batch_size=batch_size)
+    scores, hypotheses = evaluate_translations(
+        model, tokenizer, sources, references, batch_size, decoding, split_sentences, source_lang
+    )
     report = EvalReport(
         **scores,
         model=str(folder),
         dataset=dataset,
         split=split,
         direction=f"{source_lang}-{target_lang}",
-        decoding=decoding_settings(model),
         parameters=model.num_parameters(),
     )
     output_dir = Path(output_dir or folder)
@@ -161,11 +242,3 @@ def evaluate_folder(
     report.save(output_dir / EVAL_REPORT)
     (output_dir / "translations.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     return report
-
-
-def decoding_settings(model: PreTrainedModel, **overrides) -> dict:
-    """The generate() settings a translation used: the saved generation config's, with `overrides`."""
-    saved = model.generation_config.to_diff_dict()
-    names = ("num_beams", "length_penalty", "max_new_tokens", "no_repeat_ngram_size", "do_sample")
-    settings = {name: saved[name] for name in names if name in saved}
-    return settings | {key: value for key, value in overrides.items() if value is not None}

@@ -14,6 +14,7 @@ reference length *closest* to the hypothesis, so an extra, longer reference can 
 This module knows nothing about the model or the data modules; it only needs a tokenizer to decode ids.
 """
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -75,6 +76,46 @@ def score_translations(
         "num_sentences": len(hyps),
         "num_references": len(streams),
     }
+
+
+# a unit of up to 30 characters (one or a few words, or a syllable) repeated four or more times in a row
+_REPEAT = re.compile(r"(?=((\S.{0,29}?)(?:\s*\2){3,}))")
+LENGTH_BUCKETS = (10, 20, 40)  # source tokens: 1-10, 11-20, 21-40, 41+
+
+
+def is_looping(text: str) -> bool:
+    """True when `text` repeats a short unit with a letter in it four or more times in a row
+    (``de banque de banque de banque de banque``, ``« « « «``, ``tatatata``; not ``1000`` or ``...``)."""
+    return any(re.search(r"[^\W\d_]|«|»", m.group(2)) for m in _REPEAT.finditer(text))
+
+
+def loop_share(hypotheses: Sequence[str]) -> float:
+    """The share (0-1) of `hypotheses` that loop (`is_looping`)."""
+    return sum(map(is_looping, hypotheses)) / len(hypotheses) if hypotheses else 0.0
+
+
+def score_by_length(
+    source_lengths: Sequence[int],
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    edges: Sequence[int] = LENGTH_BUCKETS,
+) -> list[dict[str, Any]]:
+    """BLEU, chrF and loop share per bucket of source length (in tokens): 1-10, 11-20, 21-40, 41+ by default.
+
+    A bucket with no sentence is listed with `num_sentences` 0 and no scores.
+    """
+    bounds = [1, *(e + 1 for e in edges)]
+    rows = []
+    for low, high in zip(bounds, [*bounds[1:], None], strict=True):
+        name = f"{low}-{high - 1}" if high else f"{low}+"
+        index = [i for i, n in enumerate(source_lengths) if n >= low and (high is None or n < high)]
+        row: dict[str, Any] = {"bucket": name, "num_sentences": len(index)}
+        if index:
+            hyps = [hypotheses[i] for i in index]
+            scores = score_translations(hyps, [references[i] for i in index])
+            row |= {"bleu": scores["bleu"], "chrf": scores["chrf"], "loop_share": loop_share(hyps)}
+        rows.append(row)
+    return rows
 
 
 def decode_ids(tokenizer: PreTrainedTokenizerBase, ids: np.ndarray) -> list[str]:
@@ -147,8 +188,11 @@ def build_compute_metrics(
 __all__ = [
     "build_compute_metrics",
     "decode_ids",
+    "is_looping",
+    "loop_share",
     "normalize_references",
     "reference_streams",
     "references_by_source",
+    "score_by_length",
     "score_translations",
 ]

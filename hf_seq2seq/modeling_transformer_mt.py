@@ -597,6 +597,27 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         """Used by `DataCollatorForSeq2Seq` to build `decoder_input_ids` in the collator."""
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
+    def generate(self, inputs: torch.Tensor | None = None, generation_config=None, **kwargs):
+        """`GenerationMixin.generate`, with an output length relative to the source (as in fairseq/Marian).
+
+        When the generation config has `max_length_a` and `max_length_b` and the call sets neither
+        `max_new_tokens` nor `max_length`, a translation may have up to `ceil(a * S + b)` new tokens, within
+        the config's `max_new_tokens`; S is the padded source length, the batch's longest source. Long inputs
+        are then not cut short, and a decoder stuck in a loop stops soon after a sensible length.
+        """
+        config = generation_config or self.generation_config
+        a, b = getattr(config, "max_length_a", None), getattr(config, "max_length_b", None)
+        source = kwargs.get("input_ids", inputs)
+        if (
+            a is not None
+            and b is not None
+            and source is not None
+            and not {"max_new_tokens", "max_length"} & set(kwargs)
+        ):
+            limit = max(1, math.ceil(round(a * source.shape[-1] + b, 6)))
+            kwargs["max_new_tokens"] = min(limit, config.max_new_tokens or limit)
+        return super().generate(inputs, generation_config=generation_config, **kwargs)
+
     @can_return_tuple
     def forward(
         self,

@@ -9,13 +9,45 @@ folder built by :mod:`hf_seq2seq.hub` brings this one: the file is copied next t
     # [{'translation_text': 'Bonjour !'}]
 
 works as it did in transformers 4.x (``translation_<src>_to_<tgt>`` is registered as well). This file ships
-inside checkpoints: it imports only ``torch`` and ``transformers``.
+inside checkpoints: it imports only ``torch`` and ``transformers``, and ``pysbd`` when it is installed.
+
+A text of several sentences is split into sentences (line breaks, then ``pysbd`` when installed), translated
+as one batch and joined back with its own spacing; ``split_sentences=False`` translates it whole.
 """
 
+import re
 from typing import Any
 
-import torch
 from transformers import Pipeline
+
+try:
+    import pysbd
+except ImportError:  # without it, only line breaks split a text
+    pysbd = None
+
+
+def split_text(text: str, language: str = "en") -> tuple[list[str], list[str]]:
+    """(sentences, separators) of `text`: ``separators[i]`` comes before ``sentences[i]``, the last one after
+    the last sentence, so that interleaving them gives `text` back."""
+    segmenter = None
+    if pysbd is not None:
+        try:
+            segmenter = pysbd.Segmenter(language=language, clean=False)
+        except ValueError:  # a language pysbd has no rules for
+            segmenter = None
+    sentences, separators, position = [], [], 0
+    for line in re.finditer(r"[^\r\n]+", text):
+        pieces = segmenter.segment(line.group()) if segmenter else [line.group()]
+        offset = line.start()
+        for piece in (p.strip() for p in pieces):
+            found = text.find(piece, offset) if piece else -1
+            if found < 0:
+                continue
+            separators.append(text[position:found])
+            sentences.append(piece)
+            position = offset = found + len(piece)
+    separators.append(text[position:])
+    return sentences, separators
 
 
 class TranslationPipeline(Pipeline):
@@ -39,9 +71,15 @@ class TranslationPipeline(Pipeline):
         self,
         truncation: bool | None = None,
         clean_up_tokenization_spaces: bool | None = None,
+        split_sentences: bool | None = None,
+        src_lang: str | None = None,
         **generate_kwargs: Any,
     ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         preprocess_params = {} if truncation is None else {"truncation": truncation}
+        if split_sentences is not None:
+            preprocess_params["split_sentences"] = split_sentences
+        if src_lang is not None:
+            preprocess_params["src_lang"] = src_lang
         postprocess_params = (
             {}
             if clean_up_tokenization_spaces is None
@@ -56,30 +94,46 @@ class TranslationPipeline(Pipeline):
             return [records[0] for records in result]
         return result
 
-    def preprocess(self, text: str, truncation: bool = True) -> dict[str, torch.Tensor]:
+    def preprocess(
+        self, text: str, truncation: bool = True, split_sentences: bool = True, src_lang: str | None = None
+    ) -> dict[str, Any]:
         if not isinstance(text, str):
             raise TypeError(f"TranslationPipeline translates strings, got {type(text).__name__}")
-        return self.tokenizer(text, truncation=truncation, return_tensors="pt")
+        language = (
+            src_lang or next(iter(getattr(self.model.config, "custom_pipelines", {})), "")[12:14] or "en"
+        )
+        sentences, separators = split_text(text, language) if split_sentences else ([text], ["", ""])
+        inputs = self.tokenizer(sentences or [""], truncation=truncation, padding=True, return_tensors="pt")
+        return {**inputs, "separators": separators, "empty": not sentences}
 
-    def _forward(
-        self, model_inputs: dict[str, torch.Tensor], **generate_kwargs: Any
-    ) -> dict[str, torch.Tensor]:
-        in_batch = model_inputs["input_ids"].shape[0]
+    def _forward(self, model_inputs: dict[str, Any], **generate_kwargs: Any) -> dict[str, Any]:
+        separators, empty = model_inputs.pop("separators"), model_inputs.pop("empty")
+        sentences = model_inputs["input_ids"].shape[0]
         output_ids = self.model.generate(**model_inputs, **self._prepare_generate_kwargs(generate_kwargs))
-        # (B * num_return_sequences, T) -> (B, num_return_sequences, T)
-        return {"output_ids": output_ids.reshape(in_batch, -1, output_ids.shape[-1])}
+        # (sentences * num_return_sequences, T) -> (sentences, num_return_sequences, T)
+        output_ids = output_ids.reshape(sentences, -1, output_ids.shape[-1])
+        return {"output_ids": output_ids, "separators": separators, "empty": empty}
 
     def postprocess(
-        self, model_outputs: dict[str, torch.Tensor], clean_up_tokenization_spaces: bool = False
+        self, model_outputs: dict[str, Any], clean_up_tokenization_spaces: bool = False
     ) -> list[dict[str, str]]:
-        return [
-            {
-                "translation_text": self.tokenizer.decode(
-                    ids, skip_special_tokens=True, clean_up_tokenization_spaces=clean_up_tokenization_spaces
+        """One record per returned sequence; each text's sentences joined back with its own separators."""
+        output_ids, separators = model_outputs["output_ids"], model_outputs["separators"]
+        records = []
+        for k in range(output_ids.shape[1]):
+            texts = self.tokenizer.batch_decode(
+                output_ids[:, k],
+                skip_special_tokens=True,
+                clean_up_tokenization_spaces=clean_up_tokenization_spaces,
+            )
+            if model_outputs["empty"]:
+                joined = separators[0]
+            else:
+                joined = separators[0] + "".join(
+                    t.strip() + sep for t, sep in zip(texts, separators[1:], strict=True)
                 )
-            }
-            for ids in model_outputs["output_ids"][0]
-        ]
+            records.append({"translation_text": joined})
+        return records
 
 
 __all__ = ["TranslationPipeline"]

@@ -3,7 +3,8 @@ loaded CI machine mean nothing)."""
 
 import json
 
-from hf_seq2seq.benchmark import SIZES, build_models, main, make_batches, tokens
+from hf_seq2seq.benchmark import SIZES, build_models, make_batches, tokens
+from hf_seq2seq.cli.benchmark import main
 
 
 def test_quick_benchmark_runs_and_writes_json(tmp_path, capsys):

@@ -12,6 +12,7 @@ import zipfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from conftest import FRA_TXT as REAL_FRA_TXT  # noqa: E402
 from datasets import DatasetDict, IterableDataset, IterableDatasetDict  # noqa: E402
 
 from hf_seq2seq import data  # noqa: E402
@@ -32,8 +33,6 @@ from hf_seq2seq.data import (  # noqa: E402
     load_translation_dataset,
     read_pairs,
 )
-
-REAL_FRA_TXT = Path(__file__).parents[1].parent / "shared/data/fra-eng/fra.txt"
 
 # English, French; the comments give each side's split under the default 1% / 1% rule.
 PAIRS = [

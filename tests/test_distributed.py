@@ -24,9 +24,9 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM, EvalPrediction, Seq2SeqTrainingArguments
 
 from hf_seq2seq.metrics import score_translations
+from hf_seq2seq.report import TRAINING_REPORT
 from hf_seq2seq.tokenization import tokenize_dataset, train_tokenizer
 from hf_seq2seq.training import (
-    RESULTS_FILE,
     DataArguments,
     load_splits,
     prepare_streaming,
@@ -176,8 +176,8 @@ def test_torchrun_two_processes_train_one_model(tmp_path):
 
     assert "process 0 of 2" in output and "process 1 of 2" in output  # both processes trained
     assert TOTAL_BATCH_LINE.format(32) in output  # the Trainer's own count: 16 per process x 2 processes
-    results = json.loads((out / RESULTS_FILE).read_text())
-    assert results["world_size"] == 2 and results["global_batch_size"] == 32
+    results = json.loads((out / TRAINING_REPORT).read_text())
+    assert results["training"]["world_size"] == 2 and results["training"]["global_batch_size"] == 32
     assert results["num_sentences"] == 20 and "nrefs:var" in results["bleu_signature"]
 
     state = json.loads((out / "trainer_state.json").read_text())
@@ -321,7 +321,7 @@ def test_a_killed_torchrun_job_resumes_from_its_last_checkpoint(tmp_path):
                 except ProcessLookupError:
                     pass
             launcher.wait()
-    assert not (out / "checkpoint-40").exists() and not (out / RESULTS_FILE).exists()
+    assert not (out / "checkpoint-40").exists() and not (out / TRAINING_REPORT).exists()
 
     output = run_job(torchrun(*args, "--resume_from_checkpoint", "True"))
     assert "Resuming training from checkpoint" in output
@@ -330,7 +330,7 @@ def test_a_killed_torchrun_job_resumes_from_its_last_checkpoint(tmp_path):
     assert [step for step, _ in logged(state, "loss")] == list(
         range(10, 41, 10)
     )  # continues the killed run's log
-    assert json.loads((out / RESULTS_FILE).read_text())["world_size"] == 2
+    assert json.loads((out / TRAINING_REPORT).read_text())["training"]["world_size"] == 2
 
 
 def test_accelerate_launch_with_the_shipped_ddp_config_on_a_stream(tmp_path):
@@ -346,10 +346,11 @@ def test_accelerate_launch_with_the_shipped_ddp_config_on_a_stream(tmp_path):
     output = run_job(command)
 
     assert "process 1 of 2" in output and TOTAL_BATCH_LINE.format(32) in output
-    results = json.loads((out / RESULTS_FILE).read_text())
-    assert results["world_size"] == 2 and results["global_batch_size"] == 32 and results["global_step"] == 20
+    results = json.loads((out / TRAINING_REPORT).read_text())
+    facts = results["training"]
+    assert facts["world_size"] == 2 and facts["global_batch_size"] == 32 and facts["global_step"] == 20
     assert (
-        results["num_sentences"] == 20 and results["train_pairs"] is None
+        results["num_sentences"] == 20 and facts["train_pairs"] is None
     )  # the test split was read into memory
     state = json.loads((out / "trainer_state.json").read_text())
     assert [step for step, _ in logged(state, "eval_bleu")] == [10, 20]

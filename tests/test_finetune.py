@@ -4,8 +4,8 @@ import math
 import os
 
 import torch
+from conftest import REPO_ID, make_trained_folder
 from datasets import Dataset
-from test_hub import REPO_ID, make_trained_folder
 from transformers import (
     AutoModelForSeq2SeqLM,
     AutoTokenizer,

@@ -1,90 +1,19 @@
 """Building, validating and uploading the Hub folder of a trained model (offline: the Hub API is monkeypatched)."""
 
-import importlib.util
 import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-import torch
+from conftest import REPO_ID, REPORT, make_trained_folder
 from huggingface_hub import HfApi, ModelCard
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-from transformers import GenerationConfig, PreTrainedTokenizerFast
 
-from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, hub
-from hf_seq2seq.training import RESULTS_FILE
-
-WORDS = (
-    "how are you ? i like cheese . good morning thank ! comment allez vous je aime le fromage bonjour merci"
-)
-SPECIAL = ["<pad>", "</s>", "<unk>"]  # the project tokenizer's layout: pad 0, eos 1, unk 2, no bos
-VOCAB = {token: i for i, token in enumerate(SPECIAL + WORDS.split())}
-REPO_ID = "someone/tiny-en-fr"
-REPORT = hub.EvalReport(
-    bleu=12.3456,
-    chrf=34.5678,
-    bleu_signature="nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1",
-    chrf_signature="nrefs:var|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.5.1",
-    num_sentences=7,
-    num_references=3,
-    training={
-        "preset": "tiny",
-        "global_step": 3,
-        "learning_rate": 0.0007,
-        "best_checkpoint": "/home/me/run/ckpt-3",
-    },
-)
-
-
-def tiny_tokenizer() -> PreTrainedTokenizerFast:
-    """A word-level tokenizer over `WORDS` that appends `</s>`, wrapped for `AutoTokenizer`."""
-    backend = Tokenizer(models.WordLevel(VOCAB, unk_token="<unk>"))
-    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    backend.post_processor = processors.TemplateProcessing(
-        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", VOCAB["</s>"])]
-    )
-    backend.decoder = decoders.WordPiece(prefix="##", cleanup=False)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=backend, pad_token="<pad>", eos_token="</s>", unk_token="<unk>", model_max_length=32
-    )
-
-
-def make_trained_folder(path: Path, seed: int = 0) -> Path:
-    """A folder as training saves it: tiny model (ids matching the tokenizer), tokenizer, eval report."""
-    torch.manual_seed(seed)
-    config = TransformerMTConfig(
-        vocab_size=len(VOCAB),
-        d_model=16,
-        encoder_layers=1,
-        decoder_layers=1,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=32,
-        decoder_ffn_dim=32,
-        dropout=0.0,
-        max_position_embeddings=32,
-        pad_token_id=VOCAB["<pad>"],
-        eos_token_id=VOCAB["</s>"],
-        decoder_start_token_id=VOCAB["<pad>"],
-    )
-    model = TransformerMTForConditionalGeneration(config)
-    model.generation_config = GenerationConfig(
-        pad_token_id=config.pad_token_id,
-        eos_token_id=config.eos_token_id,
-        decoder_start_token_id=config.decoder_start_token_id,
-        max_length=12,
-        num_beams=1,
-    )
-    model.save_pretrained(path)
-    tiny_tokenizer().save_pretrained(path)
-    REPORT.save(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory) -> Path:
-    return make_trained_folder(tmp_path_factory.mktemp("trained") / "model")
+from hf_seq2seq import hub
+from hf_seq2seq.cli import evaluate as evaluate_cli
+from hf_seq2seq.cli import push as push_cli
+from hf_seq2seq.folder import ModelFolderError
+from hf_seq2seq.report import TRAINING_REPORT, EvalReport, ReportError
 
 
 @pytest.fixture(scope="module")
@@ -104,9 +33,9 @@ def test_dry_run_folder_loads_and_translates_without_the_package(dry_run):
         "configuration_transformer_mt.py",
         "modeling_transformer_mt.py",
         "pipeline_translation.py",
-        hub.METRICS_FILENAME,
+        f"{hub.RESULTS_DIR}/{TRAINING_REPORT}",
     }
-    assert expected <= set(os.listdir(folder))
+    assert expected <= {str(path.relative_to(folder)) for path in folder.rglob("*")}
     assert not any(name.endswith((".bin", ".pt", ".pth")) for name in os.listdir(folder))
     config = json.loads((folder / "config.json").read_text())
     assert config["auto_map"]["AutoConfig"] == "configuration_transformer_mt.TransformerMTConfig"
@@ -160,72 +89,46 @@ def test_model_card_metadata_matches_the_test_results(dry_run):
         assert needed in text, needed
     assert "{{" not in text and "{%" not in text
     assert "best_checkpoint" not in text  # a path on the training machine
-    published = hub.EvalReport.load(dry_run.folder / hub.METRICS_FILENAME)
+    published = EvalReport.load(dry_run.folder / hub.RESULTS_DIR / TRAINING_REPORT)
     assert published == REPORT.published() and "best_checkpoint" not in published.training
-    assert "(7 source sentences, up to 3 references each)" in text
+    assert f"| {hub.DATASET_NAME} | 7 |" in text  # the number of test sentences
 
 
 @pytest.mark.parametrize(
-    ("removed", "named"),
-    [
-        ("config.json", "config.json"),
-        ("model.safetensors", "model.safetensors"),
-        ("tokenizer.json", "tokenizer.json"),
-        ("tokenizer_config.json", "tokenizer_config.json"),
-        ("generation_config.json", "generation_config.json"),
-        (hub.METRICS_FILENAME, hub.METRICS_FILENAME),
-    ],
+    "removed",
+    ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "generation_config.json"],
 )
-def test_folder_missing_a_file_is_refused_naming_it(trained, tmp_path, removed, named):
+def test_folder_missing_a_file_is_refused_naming_it(trained, tmp_path, removed):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
     (broken / removed).unlink()
-    with pytest.raises(hub.MissingFileError, match=named.replace(".", r"\.")):
+    with pytest.raises(ModelFolderError, match=removed.replace(".", r"\.")):
         hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
     assert not (tmp_path / "out").exists()
+
+
+def test_folder_without_any_result_is_refused_with_what_to_do(trained, tmp_path):
+    broken = Path(shutil.copytree(trained, tmp_path / "trained"))
+    (broken / TRAINING_REPORT).unlink()
+    with pytest.raises(hub.HubFolderError, match="--report"):
+        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
 def test_pickled_weights_only_are_refused_with_a_note(trained, tmp_path):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
     (broken / "model.safetensors").rename(broken / "pytorch_model.bin")
-    with pytest.raises(hub.MissingFileError, match=r"model\.safetensors \(found only pytorch_model\.bin"):
-        hub.check_trained_folder(broken)
+    with pytest.raises(ModelFolderError, match=r"model\.safetensors \(found only pytorch_model\.bin"):
+        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
-def test_test_results_as_training_writes_them_load(tmp_path):
-    assert hub.METRICS_FILENAME == RESULTS_FILE
-    written = {  # the keys of hf_seq2seq.training.run's results
-        "train_runtime_s": 812.5,
-        "global_step": 2000,
-        "bleu": 40.1,
-        "chrf": 59.9,
-        "bleu_signature": REPORT.bleu_signature,
-        "chrf_signature": REPORT.chrf_signature,
-        "num_sentences": 1171,
-        "num_references": 9,
-        "wall_time_s": 900.2,
-        "best_checkpoint": "runs/base/checkpoint-2000",
-        "best_validation_bleu": 39.5,
-        "parameters": 60_000_000,
-        "preset": "gpu",
-        "dataset": "fra-eng",
-        "direction": "fr-en",
-        "train_pairs": None,
-        "epochs": 3.0,
-    }
-    (tmp_path / RESULTS_FILE).write_text(json.dumps(written))
-    report = hub.EvalReport.load(tmp_path / RESULTS_FILE)
-    assert (report.bleu, report.num_sentences, report.source_lang, report.target_lang) == (
-        40.1,
-        1171,
-        "fr",
-        "en",
+def test_report_saves_and_loads_unchanged(tmp_path):
+    report = EvalReport(
+        **{k: v for k, v in REPORT.to_dict().items() if k not in ("training", "by_length", "loop_share")},
+        training={"global_step": 2000, "epochs": 3.0, "train_pairs": None},
+        by_length=[{"bucket": "1-10", "num_sentences": 3, "bleu": 40.0, "chrf": 60.0, "loop_share": 0.0}],
+        loop_share=0.01,
     )
-    named = {"bleu", "chrf", "bleu_signature", "chrf_signature", "num_sentences", "num_references", "dataset"}
-    assert report.training == {
-        key: value for key, value in written.items() if key not in named | {"direction"} and value is not None
-    }
-    (tmp_path / "again").mkdir()
-    assert hub.EvalReport.load(report.save(tmp_path / "again")) == report
+    assert EvalReport.load(report.save(tmp_path)) == report
+    assert report.published().training == {"global_step": 2000, "epochs": 3.0}
 
 
 @pytest.mark.parametrize(
@@ -235,16 +138,23 @@ def test_test_results_as_training_writes_them_load(tmp_path):
         ({"bleu": "41"}, "`bleu` must be a finite number"),
         ({"chrf": 0.55e3}, "`chrf` is a 0-100 score"),
         ({"direction": "english"}, "`direction` must be '<source>-<target>'"),
-        ({"dataset": "wmt14"}, "describes the Tatoeba fra-eng data.*'wmt14'"),
-        ({"curve": [1.0, 2.0]}, "other keys must be new names.*curve"),
+        ({"curve": [1.0, 2.0]}, "unknown key.*curve"),
     ],
 )
-def test_bad_test_results_are_refused(trained, tmp_path, changes, message):
+def test_bad_results_are_refused_naming_the_key(trained, tmp_path, changes, message):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
-    data = json.loads((broken / hub.METRICS_FILENAME).read_text()) | changes
-    (broken / hub.METRICS_FILENAME).write_text(json.dumps({k: v for k, v in data.items() if v is not None}))
-    with pytest.raises(hub.HubFolderError, match=message):
-        hub.check_trained_folder(broken)
+    data = json.loads((broken / TRAINING_REPORT).read_text()) | changes
+    (broken / TRAINING_REPORT).write_text(json.dumps({k: v for k, v in data.items() if v is not None}))
+    with pytest.raises(ReportError, match=message):
+        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
+
+
+def test_a_model_trained_on_other_data_is_refused_by_the_fra_eng_card(trained, tmp_path):
+    broken = Path(shutil.copytree(trained, tmp_path / "trained"))
+    data = json.loads((broken / TRAINING_REPORT).read_text()) | {"dataset": "wmt14"}
+    (broken / TRAINING_REPORT).write_text(json.dumps(data))
+    with pytest.raises(hub.HubFolderError, match="trained on wmt14"):
+        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
 def test_tokenizer_model_mismatch_is_refused(trained, tmp_path):
@@ -322,7 +232,7 @@ def test_upload_validates_first_then_creates_repo_and_uploads_the_folder(
     assert create == {"repo_id": REPO_ID, "token": "hf_fake", "private": True, "exist_ok": True}
     assert upload["repo_id"] == REPO_ID and Path(upload["folder_path"]) == tmp_path / "out"
     assert upload["token"] == "hf_fake"
-    assert upload["commit_message"] == "Upload someone/tiny-en-fr: BLEU 12.3, chrF 34.6 (test)"
+    assert upload["commit_message"] == "Upload someone/tiny-en-fr: BLEU 12.3, chrF 34.6 (fra-eng:test)"
     assert {"README.md", "model.safetensors", "config.json", "tokenizer.json"} <= set(upload["files"])
     assert result.uploaded and result.commit_url.endswith("/commit/abc")
     assert result.repo_url == f"https://huggingface.co/{REPO_ID}"
@@ -348,27 +258,17 @@ def test_failed_validation_uploads_nothing(trained, tmp_path, monkeypatch, hub_a
     assert not hub_api_calls
 
 
-def load_cli():
-    spec = importlib.util.spec_from_file_location(
-        "push_to_hub_cli", Path(__file__).parents[1] / "scripts" / "push_to_hub.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys):
-    cli = load_cli()
     received = {}
 
-    def push(trained_dir, repo_id, output_dir, **kwargs):
+    def push(trained_dir, repo_id, output_dir, **kwargs):  # the real one runs in the dry-run tests
         received.update(trained_dir=trained_dir, repo_id=repo_id, output_dir=output_dir, **kwargs)
         validation = hub.ValidationResult(tmp_path, "C", "M", "T", "P", ("translation",), "Hi", "Salut")
         return hub.PushResult(folder=tmp_path, validation=validation)
 
     monkeypatch.setattr(hub, "push_to_hub", push)
     argv = ["runs/base", REPO_ID, "--dry-run", "--private", "--token", "hf_x", "--output-dir", str(tmp_path)]
-    assert cli.main(argv) == 0
+    assert push_cli.main(argv) == 0
     assert received == {
         "trained_dir": "runs/base",
         "repo_id": REPO_ID,
@@ -378,9 +278,31 @@ def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys
         "commit_message": None,
         "dry_run": True,
         "sentence": hub.DEFAULT_SENTENCE,
+        "reports": [],
     }
     assert "Dry run: nothing uploaded" in capsys.readouterr().out
 
     monkeypatch.undo()
-    assert cli.main(["runs/base", "no-namespace", "--dry-run"]) == 1
+    assert push_cli.main(["runs/base", "no-namespace", "--dry-run"]) == 1
     assert "error: Repo id must be 'namespace/name'" in capsys.readouterr().err
+
+
+def test_evaluate_then_push_publishes_that_result_in_the_card(tmp_path, capsys):
+    """`hf-seq2seq evaluate` on a plain-text test set, then a Hub folder whose card carries that result."""
+    model = make_trained_folder(
+        tmp_path / "model", report=None
+    )  # no training report: the card needs --report
+    (tmp_path / "test.en").write_text("how are you ?\ni like cheese .\n", encoding="utf-8")
+    (tmp_path / "test.fr").write_text("comment allez vous ?\nje aime le fromage .\n", encoding="utf-8")
+    evaluated = evaluate_cli.main([str(model), "--src-file", str(tmp_path / "test.en"), "--ref-file",
+                                   str(tmp_path / "test.fr"), "--output-dir", str(tmp_path / "eval")])  # fmt: skip
+    report = tmp_path / "eval" / "eval_report.json"
+    assert push_cli.main([str(model), REPO_ID, "--dry-run", "--report", str(report),
+                          "--output-dir", str(tmp_path / "hub")]) == 0  # fmt: skip
+    card = ModelCard.load(tmp_path / "hub" / "README.md")
+    (bleu,) = [r for r in card.data.eval_results if r.metric_type == "bleu"]
+    assert bleu.metric_value == evaluated["bleu"] and bleu.dataset_name == "test.en (plain text)"
+    assert bleu.metric_args == {"signature": evaluated["bleu_signature"]}
+    assert f"| {evaluated['bleu']:.1f} |" in card.text
+    published = list((tmp_path / "hub" / hub.RESULTS_DIR).iterdir())
+    assert len(published) == 1 and EvalReport.load(published[0]).bleu == evaluated["bleu"]

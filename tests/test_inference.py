@@ -1,29 +1,147 @@
-"""Translation through the package's own functions keeps the saved generation settings."""
+"""Translation through the package: the saved length policy, beam search, long inputs, averaged checkpoints."""
 
+import pytest
 import torch
+from conftest import make_trained_folder
+from transformers import AutoModelForSeq2SeqLM
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
-from hf_seq2seq.inference import load_model_and_tokenizer, translate
+from hf_seq2seq.averaging import average_checkpoints
+from hf_seq2seq.cli import average as average_cli
+from hf_seq2seq.folder import save_model_folder
+from hf_seq2seq.inference import Decoding, evaluate_translations, load_model_and_tokenizer, translate
+from hf_seq2seq.segmentation import split_sentences
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
 
+CORPUS = [
+    "the cat sat on the mat .",
+    "le chat est assis sur le tapis .",
+    "where is the dog ?",
+    "où est le chien ?",
+]
 
-def test_translate_is_not_cut_at_transformers_default_20_tokens(tmp_path):
-    tokenizer = train_tokenizer(
-        ["the cat sat on the mat", "le chat est assis sur le tapis"] * 20, vocab_size=60
-    )
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    tokenizer = train_tokenizer(CORPUS * 20, vocab_size=80)
+    tokenizer.model_max_length = 16  # the longest source of (imagined) training
+    return tokenizer
+
+
+def random_model(tokenizer, length_rule=(1.5, 4), seed: int = 0) -> TransformerMTForConditionalGeneration:
     config = TransformerMTConfig(
-        vocab_size=len(tokenizer), d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
+        vocab_size=len(tokenizer), d_model=32, encoder_layers=1, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
     )  # fmt: skip
-    torch.manual_seed(0)
-    model = TransformerMTForConditionalGeneration(config)
-    model.generation_config = greedy_generation_config(model, max_target_length=32)
-    model.generation_config.min_new_tokens = 32  # no </s> before the saved limit
-    model.save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+    torch.manual_seed(seed)
+    model = TransformerMTForConditionalGeneration(config).eval()
+    model.generation_config = greedy_generation_config(model, length_rule)
+    return model
 
+
+def new_tokens(tokenizer, text: str) -> int:
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def test_translations_are_not_cut_at_transformers_default_20_tokens(tokenizer, tmp_path):
+    model = random_model(tokenizer, length_rule=(1.5, 30))
+    model.generation_config.min_new_tokens = 32  # no </s> before the saved limit
+    save_model_folder(model, tokenizer, tmp_path)
     model, tokenizer = load_model_and_tokenizer(tmp_path, device="cpu")
-    (text,) = translate(model, tokenizer, ["the cat sat on the mat"])
-    assert len(tokenizer(text, add_special_tokens=False)["input_ids"]) >= 30
+    source = "the cat sat on the mat ."
+    (text,) = translate(model, tokenizer, [source])
+    assert new_tokens(tokenizer, text) >= 30
+    scores, (hypothesis,) = evaluate_translations(model, tokenizer, [source], [["le chat"]], progress=False)
+    assert hypothesis == text and scores["num_sentences"] == 1  # the test evaluation of training, too
+
+
+def test_the_length_limit_grows_with_the_source(tokenizer):
+    model = random_model(tokenizer, length_rule=(1.5, 2))
+    model.generation_config.suppress_tokens = [tokenizer.eos_token_id]  # no </s>: the limit decides
+    short, long = "where is the dog ?", " ".join(["the cat sat on the mat ."] * 4)
+    for source in (short, long):
+        batch = tokenizer([source], return_tensors="pt")
+        generated = model.generate(**batch)
+        source_tokens = batch["input_ids"].shape[1]
+        assert generated.shape[1] - 1 == -(-3 * source_tokens // 2) + 2  # ceil(1.5 S + 2) new tokens
+    batch = tokenizer(["where is the dog ?"], return_tensors="pt")
+    assert model.generate(**batch, max_new_tokens=3).shape[1] == 4  # a fixed limit overrides the rule
+
+
+@pytest.mark.parametrize("normalize_before", [False, True])
+def test_beam_search_with_the_cache_matches_without_it_and_beats_greedy(tokenizer, normalize_before):
+    model = random_model(tokenizer, seed=3)
+    model.config.normalize_before = normalize_before
+    batch = tokenizer(["the cat sat on the mat .", "where is the dog ?", "où est le chien ?"],
+                      padding=True, return_tensors="pt")  # fmt: skip
+    beam = dict(num_beams=4, length_penalty=0.0, max_new_tokens=8, early_stopping=True)
+    cached = model.generate(**batch, **beam, use_cache=True, return_dict_in_generate=True, output_scores=True)
+    uncached = model.generate(
+        **batch, **beam, use_cache=False, return_dict_in_generate=True, output_scores=True
+    )
+    assert torch.equal(cached.sequences, uncached.sequences)
+    torch.testing.assert_close(cached.sequences_scores, uncached.sequences_scores)
+    greedy = model.generate(**batch, max_new_tokens=8)
+    assert (cached.sequences_scores >= log_probability(model, batch, greedy) - 1e-4).all()
+
+
+def log_probability(model, batch, sequences: torch.Tensor) -> torch.Tensor:
+    """Sum of the log-probabilities of each generated sequence (up to and with its </s>), per row."""
+    labels = sequences[:, 1:].clone()
+    finished = (labels == model.config.eos_token_id).int().cumsum(1)
+    labels[(finished - (labels == model.config.eos_token_id).int()) > 0] = -100  # after </s>
+    logits = model(**batch, decoder_input_ids=sequences[:, :-1]).logits
+    scores = torch.log_softmax(logits, -1).gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    return (scores * (labels != -100)).sum(1)
+
+
+def test_a_paragraph_is_translated_sentence_by_sentence_with_its_layout(tokenizer):
+    model = random_model(tokenizer)
+    sentences = ["The cat sat on the mat.", "Where is the dog?", "The dog sat.", "Where is the cat?", "Go!"]
+    paragraph = "  " + " ".join(sentences[:3]) + "\n\n" + " ".join(sentences[3:]) + "\n"
+    one_by_one = translate(model, tokenizer, sentences, split_sentences=False)
+    (translated,) = translate(model, tokenizer, [paragraph], split_sentences=True)
+    expected = "  " + " ".join(one_by_one[:3]) + "\n\n" + " ".join(one_by_one[3:]) + "\n"
+    assert translated == expected
+
+
+def test_an_input_far_longer_than_training_is_cut_into_pieces_not_dropped(tokenizer):
+    model = random_model(tokenizer)
+    text = " ".join(["the cat sat on the mat , where is the dog"] * 30)  # ~330 tokens, no full stop
+    assert new_tokens(tokenizer, text) >= 300
+    pieces = split_sentences(text, "en", tokenizer.model_max_length, lambda s: len(tokenizer(s)["input_ids"]))
+    assert len(pieces.sentences) > 10 and pieces.join(pieces.sentences) == text  # nothing dropped
+    assert all(len(tokenizer(piece)["input_ids"]) <= tokenizer.model_max_length for piece in pieces.sentences)
+    (translated,) = translate(model, tokenizer, [text], split_sentences=True)
+    assert translated == " ".join(translate(model, tokenizer, pieces.sentences, split_sentences=False))
+
+
+def test_decoding_passes_only_what_is_set():
+    assert Decoding().generate_kwargs() == {}
+    assert Decoding(num_beams=4).generate_kwargs() == {"num_beams": 4}
+
+
+def test_averaging_identical_checkpoints_gives_the_same_weights(tmp_path):
+    folders = [make_trained_folder(tmp_path / f"checkpoint-{i}", seed=0) for i in (1, 2, 3)]
+    averaged = average_checkpoints(folders, tmp_path / "averaged")
+    original = AutoModelForSeq2SeqLM.from_pretrained(folders[0]).state_dict()
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(averaged).state_dict()
+    assert original.keys() == loaded.keys()
+    for name, tensor in original.items():
+        torch.testing.assert_close(loaded[name], tensor, rtol=0, atol=1e-7, msg=name)
+
+
+def test_an_averaged_folder_is_the_mean_and_loads_and_translates(tmp_path):
+    run = tmp_path / "run"
+    folders = [make_trained_folder(run / f"checkpoint-{step}", seed=step) for step in (10, 20, 30)]
+    for folder in folders:
+        (folder / "trainer_state.json").write_text("{}")  # what makes a checkpoint complete
+    average_cli.main([str(run), "--last", "2", "--output-dir", str(tmp_path / "avg")])
+    states = [AutoModelForSeq2SeqLM.from_pretrained(f).state_dict() for f in folders[1:]]
+    model, tokenizer = load_model_and_tokenizer(tmp_path / "avg", device="cpu")
+    for name, tensor in model.state_dict().items():
+        torch.testing.assert_close(tensor, (states[0][name] + states[1][name]) / 2, msg=name)
+    assert len(translate(model, tokenizer, ["how are you ?", ""])) == 2

@@ -8,7 +8,14 @@ import sacrebleu
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 from transformers import EvalPrediction, PreTrainedTokenizerFast
 
-from hf_seq2seq.metrics import build_compute_metrics, references_by_source, score_translations
+from hf_seq2seq.metrics import (
+    build_compute_metrics,
+    is_looping,
+    loop_share,
+    references_by_source,
+    score_by_length,
+    score_translations,
+)
 
 WORDS = "the a cat dog sat on mat is here big small red house le la chat chien est sur tapis ici grand rouge".split()
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
@@ -149,3 +156,29 @@ def test_compute_metrics_finds_all_references_by_source_ids_whatever_the_order()
         build_compute_metrics(tokenizer, keyed)(
             EvalPrediction(predictions=np.zeros((2, 3), dtype=int), label_ids=None)
         )
+
+
+@pytest.mark.parametrize(
+    ("text", "looping"),
+    [
+        ("de banque de banque de banque de banque", True),
+        ("« « « « «", True),
+        ("Tout ce que je veux est un nouveau tatatatatata", True),
+        ("Je ne veux veux veux veux pas.", True),
+        ("Non, non, non !", False),  # three times is speech, not a loop
+        ("Il a gagné 1000000 euros...", False),
+        ("Je vais bien.", False),
+    ],
+)
+def test_looping_outputs_are_recognised(text, looping):
+    assert is_looping(text) is looping
+
+
+def test_scores_by_source_length_bucket():
+    hyps = ["the cat sat on the mat", "a dog is here", "x y z", "the big red house"]
+    refs = [[h] for h in hyps[:2]] + [["a b c"], ["the big red house"]]
+    rows = score_by_length([3, 12, 25, 8], hyps, refs)
+    assert [row["bucket"] for row in rows] == ["1-10", "11-20", "21-40", "41+"]
+    assert [row["num_sentences"] for row in rows] == [2, 1, 1, 0]
+    assert rows[0]["bleu"] == pytest.approx(100) and rows[2]["bleu"] == 0 and "bleu" not in rows[3]
+    assert loop_share(["a a a a a", "b", "c", "d"]) == 0.25

@@ -1,6 +1,5 @@
 """Attention maps of a translation, their PNG grids, and training curves of a real Seq2SeqTrainer run."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -14,6 +13,8 @@ from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTraining
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq.cli import plot_attention as plot_attention_cli
+from hf_seq2seq.cli import plot_training as plot_training_cli
 from hf_seq2seq.metrics import build_compute_metrics
 from hf_seq2seq.plotting import (
     attention_figure,
@@ -266,18 +267,11 @@ def test_training_curves_from_a_real_seq2seq_trainer_run(tmp_path):
     assert plot_training_curves(state_path, tmp_path / "again.png").is_file()
 
 
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_scripts_write_and_print_their_pngs(tmp_path, capsys):
+def test_plot_verbs_write_and_print_their_pngs(tmp_path, capsys):
     tiny_model().save_pretrained(tmp_path / "model")
     tiny_tokenizer().save_pretrained(tmp_path / "model")
-    load_script("plot_attention").main(
-        [str(tmp_path / "model"), SENTENCE, "--out_dir", str(tmp_path / "att"), "--max_new_tokens", "4"]
+    plot_attention_cli.main(
+        [str(tmp_path / "model"), SENTENCE, "--output-dir", str(tmp_path / "att"), "--max-new-tokens", "4"]
     )
     printed = capsys.readouterr().out.split()
     assert printed == [
@@ -293,7 +287,7 @@ def test_scripts_write_and_print_their_pngs(tmp_path, capsys):
         ]
     }
     (tmp_path / "trainer_state.json").write_text(json.dumps(state))
-    load_script("plot_training").main([str(tmp_path), str(tmp_path / "curves.png")])
+    plot_training_cli.main([str(tmp_path), str(tmp_path / "curves.png")])
     assert capsys.readouterr().out.strip() == str(tmp_path / "curves.png")
     with Image.open(tmp_path / "curves.png") as image:
         assert image.text["Series"] == "train_loss:1,eval_loss:1,learning_rate:1,eval_bleu:1"

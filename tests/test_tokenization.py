@@ -9,12 +9,11 @@ import unicodedata  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from conftest import FRA_TXT as REAL_FRA_TXT  # noqa: E402
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict  # noqa: E402
 from transformers import AutoTokenizer, PreTrainedTokenizerFast  # noqa: E402
 
 from hf_seq2seq.tokenization import iter_texts, tokenize_dataset, train_tokenizer  # noqa: E402
-
-REAL_FRA_TXT = Path(__file__).parents[1].parent / "shared/data/fra-eng/fra.txt"
 
 EN = [
     "Go.",

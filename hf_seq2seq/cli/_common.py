@@ -16,3 +16,23 @@ def parser(verb: str, description: str, example: str) -> argparse.ArgumentParser
 
 def setup_logging() -> None:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+
+
+def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
+    """--num-beams, --length-penalty, --max-new-tokens: unset ones keep the model's generation_config.json."""
+    group = p.add_argument_group("decoding (default: the model's generation_config.json, greedy)")
+    group.add_argument("--num-beams", type=int, help="beam search with this many beams (1: greedy)")
+    group.add_argument("--length-penalty", type=float, help="beam score / length**this (default 1.0)")
+    group.add_argument(
+        "--max-new-tokens",
+        type=int,
+        help="a fixed limit on each translation's length, instead of the saved rule a * source tokens + b",
+    )
+
+
+def decoding_from(args: argparse.Namespace):
+    from ..inference import Decoding
+
+    return Decoding(
+        num_beams=args.num_beams, length_penalty=args.length_penalty, max_new_tokens=args.max_new_tokens
+    )

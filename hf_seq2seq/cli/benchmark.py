@@ -1,5 +1,54 @@
 """`hf-seq2seq benchmark`: speed and memory of this model against MarianMTModel at identical sizes."""
 
-from ..benchmark import main
+import json
 
-__all__ = ["main"]
+from ..benchmark import SIZES, format_table, run_benchmark
+from ._common import parser
+
+DTYPES = ["fp32", "bf16", "fp16"]
+
+
+def build_parser():
+    p = parser(
+        "benchmark",
+        "Measure training throughput, greedy generate() speed (batch 64 and batch-1 latency) and memory of this "
+        "model and of MarianMTModel at the same size, in one process, and print a table with the ratios.",
+        "hf-seq2seq benchmark --size cpu --json docs/benchmark_cpu.json",
+    )
+    p.add_argument("--size", choices=sorted(SIZES), default="cpu")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    p.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        default="fp32",
+        help="training autocast dtype and generation weight dtype (both models unless --marian-dtype)",
+    )
+    p.add_argument("--marian-dtype", choices=DTYPES, default=None)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
+    p.add_argument("--json", default=None, help="write the result here")
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    settings = dict(repeats=args.repeats)
+    if args.quick:
+        settings = dict(
+            repeats=1,
+            train_batch_size=4,
+            train_batches=1,
+            generate_batch_size=4,
+            new_tokens=3,
+            latency_runs=1,
+            measure_memory=False,
+        )
+    result = run_benchmark(
+        size=args.size, device=args.device, dtype=args.dtype, marian_dtype=args.marian_dtype, **settings
+    )
+    print(format_table(result))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"wrote {args.json}")
+    return result

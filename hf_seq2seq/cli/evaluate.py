@@ -3,7 +3,7 @@
 import json
 
 from ..inference import evaluate_folder
-from ._common import parser, setup_logging
+from ._common import add_decoding_arguments, decoding_from, parser, setup_logging
 
 
 def build_parser():
@@ -30,7 +30,28 @@ def build_parser():
     p.add_argument("--max-samples", type=int)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
+    p.add_argument(
+        "--split-sentences",
+        action="store_true",
+        help="cut each line into sentences before translating (default: one segment per line)",
+    )
+    add_decoding_arguments(p)
     return p
+
+
+def format_buckets(buckets: list[dict]) -> str:
+    lines = ["source tokens  sentences   BLEU   chrF  looping"]
+    for row in buckets:
+        scored = row["num_sentences"] > 0
+        lines.append(
+            f"{row['bucket']:>13}  {row['num_sentences']:>9}  "
+            + (
+                f"{row['bleu']:5.1f}  {row['chrf']:5.1f}  {100 * row['loop_share']:6.1f}%"
+                if scored
+                else "    -      -        -"
+            )
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -39,21 +60,25 @@ def main(argv: list[str] | None = None) -> dict:
     report = evaluate_folder(
         args.model,
         args.output_dir,
-        args.src_file,
-        args.ref_file,
-        args.data_path,
-        args.dataset,
-        args.dataset_config,
-        args.source_lang,
-        args.target_lang,
-        args.split,
-        args.max_samples,
-        args.batch_size,
-        args.trust_remote_code,
+        decoding=decoding_from(args),
+        split_sentences=args.split_sentences,
+        src_file=args.src_file,
+        ref_files=args.ref_file,
+        data_path=args.data_path,
+        dataset=args.dataset,
+        dataset_config=args.dataset_config,
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
+        split=args.split,
+        max_samples=args.max_samples,
+        batch_size=args.batch_size,
+        trust_remote_code=args.trust_remote_code,
     )
     print(
         f"BLEU {report.bleu:.2f}  chrF {report.chrf:.2f}  on {report.num_sentences} sentences "
-        f"({report.test_set})\n{report.bleu_signature}\n{report.chrf_signature}"
+        f"({report.test_set}), looping outputs {100 * report.loop_share:.1f}%\n"
+        f"{report.bleu_signature}\n{report.chrf_signature}"
     )
+    print(format_buckets(report.by_length))
     print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     return report.to_dict()

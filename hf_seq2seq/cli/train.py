@@ -6,7 +6,7 @@ import os
 
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
-from ..training import PRESETS, DataArguments, ModelArguments, run
+from ..training import PRESETS, DataArguments, FinalArguments, ModelArguments, run
 from ._common import setup_logging
 
 EXAMPLES = """examples:
@@ -20,13 +20,13 @@ given explicitly overrides the preset."""
 
 def parse_args(
     argv: list[str] | None = None,
-) -> tuple[ModelArguments, DataArguments, Seq2SeqTrainingArguments]:
+) -> tuple[ModelArguments, DataArguments, Seq2SeqTrainingArguments, FinalArguments]:
     """Parse command-line flags over the defaults of the chosen `--preset`."""
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
     preset = pre.parse_known_args(argv)[0].preset
     parser = HfArgumentParser(
-        (ModelArguments, DataArguments, Seq2SeqTrainingArguments),
+        (ModelArguments, DataArguments, Seq2SeqTrainingArguments, FinalArguments),
         prog="hf-seq2seq train",
         description=__doc__,
         epilog=EXAMPLES,
@@ -38,9 +38,9 @@ def parse_args(
 
 def main(argv: list[str] | None = None) -> dict:
     setup_logging()
-    model_args, data_args, training_args = parse_args(argv)
+    model_args, data_args, training_args, final_args = parse_args(argv)
     os.makedirs(training_args.output_dir, exist_ok=True)
-    results = run(model_args, data_args, training_args)
+    results = run(model_args, data_args, training_args, final_args)
     if "bleu" in results:
         minutes = math.floor(results["training"]["run_wall_time_s"] / 60)
         print(

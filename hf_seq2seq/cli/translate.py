@@ -3,14 +3,15 @@
 import sys
 
 from ..inference import load_model_and_tokenizer, read_lines, translate
-from ._common import parser
+from ._common import add_decoding_arguments, decoding_from, parser
 
 
 def build_parser():
     p = parser(
         "translate",
-        "Translate sentences given as arguments, else the lines of --input-file, else the lines of stdin; "
-        "prints one translation per line.",
+        "Translate texts given as arguments, else the lines of --input-file, else the lines of stdin; prints "
+        "one translation per text. A text of several sentences is cut into sentences, translated, and joined "
+        "back with its own spacing (--no-split to translate each text whole).",
         'hf-seq2seq translate runs/cpu "How are you?" "Where is the station?"',
     )
     p.add_argument("model", help="a saved model folder")
@@ -18,11 +19,16 @@ def build_parser():
     p.add_argument("--input-file", help="plain text, one sentence per line")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
+    p.add_argument(
+        "--no-split", action="store_true", help="translate each text whole, not sentence by sentence"
+    )
+    p.add_argument("--source-lang", default="en", help="language of the texts, for the sentence splitter")
+    add_decoding_arguments(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> list[str]:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # options may come after the sentences
     if args.sentences:
         sentences = args.sentences
     elif args.input_file:
@@ -30,6 +36,14 @@ def main(argv: list[str] | None = None) -> list[str]:
     else:
         sentences = sys.stdin.read().splitlines()
     model, tokenizer = load_model_and_tokenizer(args.model, trust_remote_code=args.trust_remote_code)
-    translations = translate(model, tokenizer, sentences, batch_size=args.batch_size)
+    translations = translate(
+        model,
+        tokenizer,
+        sentences,
+        batch_size=args.batch_size,
+        decoding=decoding_from(args),
+        split_sentences=not args.no_split,
+        source_lang=args.source_lang,
+    )
     print("\n".join(translations))
     return translations

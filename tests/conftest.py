@@ -1,0 +1,114 @@
+"""What several test files share: the data path, a tiny word-level model folder, one tiny training run."""
+
+from pathlib import Path
+
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast
+
+from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq.folder import register_pipeline, save_model_folder
+from hf_seq2seq.report import EvalReport
+from hf_seq2seq.training import greedy_generation_config
+
+ROOT = Path(__file__).resolve().parents[1]
+FRA_TXT = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"
+requires_data = pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"fra-eng data not found at {FRA_TXT}")
+
+WORDS = (
+    "how are you ? i like cheese . good morning thank ! comment allez vous je aime le fromage bonjour merci"
+)
+SPECIAL = ["<pad>", "</s>", "<unk>"]  # the project tokenizer's layout: pad 0, eos 1, unk 2, no bos
+VOCAB = {token: i for i, token in enumerate(SPECIAL + WORDS.split())}
+REPO_ID = "someone/tiny-en-fr"
+REPORT = EvalReport(
+    bleu=12.3456,
+    chrf=34.5678,
+    bleu_signature="nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1",
+    chrf_signature="nrefs:var|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.5.1",
+    num_sentences=7,
+    num_references=3,
+    training={
+        "preset": "tiny",
+        "global_step": 3,
+        "learning_rate": 0.0007,
+        "best_checkpoint": "/home/me/run/ckpt-3",
+    },
+)
+
+
+def tiny_tokenizer() -> PreTrainedTokenizerFast:
+    """A word-level tokenizer over `WORDS` that appends `</s>`, wrapped for `AutoTokenizer`."""
+    backend = Tokenizer(models.WordLevel(VOCAB, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    backend.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", VOCAB["</s>"])]
+    )
+    backend.decoder = decoders.WordPiece(prefix="##", cleanup=False)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="<pad>", eos_token="</s>", unk_token="<unk>", model_max_length=32
+    )
+
+
+def make_trained_folder(path: Path, seed: int = 0, report: EvalReport | None = REPORT) -> Path:
+    """A folder as training saves it: a tiny random model (ids matching `tiny_tokenizer`), its tokenizer, the
+    pipeline code, the saved greedy decoding, and (unless `report` is None) a test report."""
+    torch.manual_seed(seed)
+    config = TransformerMTConfig(
+        vocab_size=len(VOCAB),
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        dropout=0.0,
+        max_position_embeddings=32,
+        pad_token_id=VOCAB["<pad>"],
+        eos_token_id=VOCAB["</s>"],
+        decoder_start_token_id=VOCAB["<pad>"],
+    )
+    model = TransformerMTForConditionalGeneration(config)
+    model.generation_config = greedy_generation_config(model, (1.5, 4))
+    register_pipeline(model, "en", "fr")
+    save_model_folder(model, tiny_tokenizer(), path)
+    if report is not None:
+        report.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    """A tiny random model folder with a test report (no training)."""
+    return make_trained_folder(tmp_path_factory.mktemp("trained") / "model")
+
+
+def tiny_args(output_dir: Path, *extra: str) -> list[str]:
+    """`hf-seq2seq train` flags for a tiny run on the first 300 fra-eng pairs."""
+    return [
+        "--preset", "tiny",
+        "--data_path", str(FRA_TXT),
+        "--output_dir", str(output_dir),
+        "--max_train_samples", "300",
+        "--max_eval_samples", "40",
+        "--max_test_samples", "40",
+        "--per_device_train_batch_size", "32",
+        "--eval_steps", "100",
+        "--save_steps", "100",
+        *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory) -> tuple[Path, dict]:
+    """One tiny training run (300 steps on 300 real pairs), shared by every test that needs a trained model:
+    its output folder and the results `hf-seq2seq train` returned."""
+    if not FRA_TXT.is_file():
+        pytest.skip(f"fra-eng data not found at {FRA_TXT}")
+    from hf_seq2seq.cli import train
+
+    output_dir = tmp_path_factory.mktemp("run")
+    results = train.main(tiny_args(output_dir, "--max_steps", "300", "--average_last", "2"))
+    return output_dir, results

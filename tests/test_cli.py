@@ -1,0 +1,32 @@
+"""`hf-seq2seq <verb>`: one command, every verb with its help and an example."""
+
+import subprocess
+import sys
+
+import pytest
+
+from hf_seq2seq.cli import VERBS, main
+
+
+@pytest.mark.parametrize("verb", list(VERBS))
+def test_every_verb_has_a_help_with_an_example(verb, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([verb, "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert f"hf-seq2seq {verb}" in text  # the usage line names the command as the user types it
+    assert "example" in text.lower()
+
+
+def test_overview_lists_the_verbs_and_an_unknown_verb_is_refused(capsys):
+    assert main(["--help"]) == 0
+    overview = capsys.readouterr().out
+    assert all(verb in overview for verb in VERBS)
+    assert main(["tranlsate"]) == 2
+    assert "unknown verb 'tranlsate'" in capsys.readouterr().err
+
+
+def test_the_console_command_and_python_dash_m_run_the_same_tool():
+    for command in (["hf-seq2seq"], [sys.executable, "-m", "hf_seq2seq"]):
+        done = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "translate" in done.stdout, done.stderr
