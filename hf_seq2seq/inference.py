@@ -3,7 +3,7 @@
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,6 +30,22 @@ def load_model_and_tokenizer(
     )
     tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
     return model, tokenizer
+
+
+ENGINES = ("torch", "ctranslate2")
+
+
+def load_translator(folder: str | os.PathLike[str], engine: str = "torch", trust_remote_code: bool = False):
+    """The model and tokenizer for `translate`: a saved model folder (`engine` "torch"), or a CTranslate2
+    export (`engine` "ctranslate2": a `hf_seq2seq.export.CTranslate2Translator` in place of the model)."""
+    if engine == "ctranslate2":
+        from .export import CTranslate2Translator
+
+        translator = CTranslate2Translator(folder)
+        return translator, translator.tokenizer
+    if engine != "torch":
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    return load_model_and_tokenizer(folder, trust_remote_code=trust_remote_code)
 
 
 @dataclass(frozen=True)
@@ -75,13 +91,17 @@ def translate(
 
     With `split_sentences`, a text of several sentences is cut into sentences (`hf_seq2seq.segmentation`),
     and a sentence longer than the sources of training into pieces that fit; all sentences of all texts are
-    translated together, and each text's translations are joined back with its own spacing and line breaks. Sentences are batched by length to reduce padding. An empty (or blank) text
-    translates to "". A sentence longer than `max_source_length` (default: the model's
-    `max_position_embeddings`) is truncated with a warning.
+    translated together, and each text's translations are joined back with its own spacing and line breaks.
+    Sentences are batched by length to reduce padding. An empty (or blank) text translates to "". A sentence
+    longer than `max_source_length` (default: the model's `max_position_embeddings`) is truncated with a
+    warning. `model` may also be a CTranslate2 export (`hf_seq2seq.export.CTranslate2Translator`), which
+    does the same with its own engine.
     """
     decoding = decoding or Decoding()
 
     def translate_batch(sentences: Sequence[str]) -> list[str]:
+        if not isinstance(model, PreTrainedModel):  # a CTranslate2Translator
+            return model.translate_sentences(sentences, batch_size, decoding, max_source_length, progress)
         return _translate_sentences(
             model, tokenizer, sentences, batch_size, decoding, max_source_length, progress
         )
@@ -103,16 +123,17 @@ def trained_length(tokenizer: PreTrainedTokenizerBase) -> int | None:
     return length if length and length < 100_000 else None  # transformers' "unset" is a huge number
 
 
-def _translate_sentences(
-    model: PreTrainedModel,
+def translate_in_batches(
     tokenizer: PreTrainedTokenizerBase,
     sentences: Sequence[str],
     batch_size: int,
-    decoding: Decoding,
-    max_source_length: int | None,
-    progress: bool,
+    max_source_length: int,
+    translate_batch: Callable[[list[str]], list[str]],
+    progress: bool = False,
 ) -> list[str]:
-    max_source_length = max_source_length or model.config.max_position_embeddings
+    """What every engine shares: `translate_batch` (which truncates to `max_source_length` tokens) runs on
+    batches of sentences of similar length; blank sentences translate to "" without it; a warning names
+    the sentences that are truncated. Returns the translations in the order of `sentences`."""
     encoded = tokenizer(list(sentences), add_special_tokens=True)["input_ids"]
     too_long = [i for i, ids in enumerate(encoded) if len(ids) > max_source_length]
     if too_long:
@@ -129,17 +150,32 @@ def _translate_sentences(
         range(0, len(todo), batch_size), desc="translating", unit="batch", disable=not progress
     ):
         index = todo[start : start + batch_size]
-        batch = tokenizer(
-            [sentences[i] for i in index],
-            max_length=max_source_length,
-            truncation=True,
-            padding=True,
-            return_tensors="pt",
-        ).to(model.device)
-        generated = model.generate(**batch, **decoding.generate_kwargs())
-        for i, text in zip(index, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
-            out[i] = text.strip()
+        for i, text in zip(index, translate_batch([sentences[i] for i in index]), strict=True):
+            out[i] = text
     return out
+
+
+def _translate_sentences(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[str],
+    batch_size: int,
+    decoding: Decoding,
+    max_source_length: int | None,
+    progress: bool,
+) -> list[str]:
+    max_source_length = max_source_length or model.config.max_position_embeddings
+
+    def translate_batch(batch: list[str]) -> list[str]:
+        inputs = tokenizer(
+            batch, max_length=max_source_length, truncation=True, padding=True, return_tensors="pt"
+        ).to(model.device)
+        generated = model.generate(**inputs, **decoding.generate_kwargs())
+        return [text.strip() for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
+
+    return translate_in_batches(
+        tokenizer, sentences, batch_size, max_source_length, translate_batch, progress
+    )
 
 
 def evaluate_translations(
@@ -195,14 +231,16 @@ def evaluate_folder(
     max_samples: int | None = None,
     batch_size: int = 64,
     trust_remote_code: bool = False,
+    engine: str = "torch",
 ) -> EvalReport:
     """Translate a test set with a saved model and score it; write `<output_dir>/eval_report.json` (an
     `EvalReport`) and `<output_dir>/translations.txt` (default output_dir: the model folder).
 
     The test set is `src_file` with one or more aligned `ref_files` (plain text, one sentence per line), or
-    the `split` of a dataset as `hf_seq2seq.data` loads it (all references of each source).
+    the `split` of a dataset as `hf_seq2seq.data` loads it (all references of each source). With `engine`
+    "ctranslate2", `folder` is an export of `hf-seq2seq export ctranslate2`, translated by CTranslate2.
     """
-    model, tokenizer = load_model_and_tokenizer(folder, trust_remote_code=trust_remote_code)
+    model, tokenizer = load_translator(folder, engine, trust_remote_code)
     if src_file:
         if not ref_files:
             raise ValueError("--src-file needs at least one --ref-file with the reference translations")

@@ -36,3 +36,13 @@ def decoding_from(args: argparse.Namespace):
     return Decoding(
         num_beams=args.num_beams, length_penalty=args.length_penalty, max_new_tokens=args.max_new_tokens
     )
+
+
+def add_engine_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--engine",
+        choices=["torch", "ctranslate2"],
+        default="torch",
+        help="torch: a saved model folder; ctranslate2: an export of `hf-seq2seq export ctranslate2` "
+        '(needs pip install "hf_seq2seq[deploy]")',
+    )

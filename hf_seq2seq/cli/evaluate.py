@@ -3,7 +3,7 @@
 import json
 
 from ..inference import evaluate_folder
-from ._common import add_decoding_arguments, decoding_from, parser, setup_logging
+from ._common import add_decoding_arguments, add_engine_argument, decoding_from, parser, setup_logging
 
 
 def build_parser():
@@ -35,6 +35,7 @@ def build_parser():
         action="store_true",
         help="cut each line into sentences before translating (default: one segment per line)",
     )
+    add_engine_argument(p)
     add_decoding_arguments(p)
     return p
 
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> dict:
         max_samples=args.max_samples,
         batch_size=args.batch_size,
         trust_remote_code=args.trust_remote_code,
+        engine=args.engine,
     )
     print(
         f"BLEU {report.bleu:.2f}  chrF {report.chrf:.2f}  on {report.num_sentences} sentences "

@@ -2,8 +2,8 @@
 
 import sys
 
-from ..inference import load_model_and_tokenizer, read_lines, translate
-from ._common import add_decoding_arguments, decoding_from, parser
+from ..inference import load_translator, read_lines, translate
+from ._common import add_decoding_arguments, add_engine_argument, decoding_from, parser
 
 
 def build_parser():
@@ -14,7 +14,7 @@ def build_parser():
         "back with its own spacing (--no-split to translate each text whole).",
         'hf-seq2seq translate runs/cpu "How are you?" "Where is the station?"',
     )
-    p.add_argument("model", help="a saved model folder")
+    p.add_argument("model", help="a saved model folder (with --engine ctranslate2: an export folder)")
     p.add_argument("sentences", nargs="*", help="sentences to translate (default: --input-file or stdin)")
     p.add_argument("--input-file", help="plain text, one sentence per line")
     p.add_argument("--batch-size", type=int, default=64)
@@ -23,6 +23,7 @@ def build_parser():
         "--no-split", action="store_true", help="translate each text whole, not sentence by sentence"
     )
     p.add_argument("--source-lang", default="en", help="language of the texts, for the sentence splitter")
+    add_engine_argument(p)
     add_decoding_arguments(p)
     return p
 
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> list[str]:
         sentences = read_lines(args.input_file)
     else:
         sentences = sys.stdin.read().splitlines()
-    model, tokenizer = load_model_and_tokenizer(args.model, trust_remote_code=args.trust_remote_code)
+    model, tokenizer = load_translator(args.model, args.engine, args.trust_remote_code)
     translations = translate(
         model,
         tokenizer,

@@ -1,0 +1,153 @@
+"""The CTranslate2 export: same greedy tokens as generate(), the saved length rule, beam search, int8, the CLI."""
+
+import pytest
+import torch
+from transformers import MarianConfig
+
+from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq.cli import main as cli
+from hf_seq2seq.folder import save_model_folder
+from hf_seq2seq.inference import Decoding, evaluate_folder, load_model_and_tokenizer, translate
+from hf_seq2seq.tokenization import train_tokenizer
+from hf_seq2seq.training import greedy_generation_config
+
+pytest.importorskip("ctranslate2")
+from hf_seq2seq.export import CTranslate2Translator, ExportError, export_ctranslate2  # noqa: E402
+
+CORPUS = [
+    "the cat sat on the mat .",
+    "le chat est assis sur le tapis .",
+    "where is the dog ?",
+    "où est le chien ?",
+    "i like green apples and red cheese .",
+    "j'aime les pommes vertes et le fromage rouge .",
+]
+SOURCES = [
+    "the cat sat on the mat .",
+    "where is the dog ?",
+    "",
+    "i like green apples and red cheese . where is the cat ?",
+    "dog",
+    "le chat est assis sur le tapis .",
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(CORPUS * 20, vocab_size=120, model_max_length=16)
+
+
+def save_random_model(tokenizer, folder, normalize_before=False, seed=0, length_rule=(1.5, 4)):
+    config = TransformerMTConfig(
+        vocab_size=len(tokenizer), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+        normalize_before=normalize_before, pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    model = TransformerMTForConditionalGeneration(config).eval()
+    with torch.no_grad():  # larger weights than the init, so that random outputs differ from token to token
+        for parameter in model.parameters():
+            parameter.mul_(3.0)
+    model.generation_config = greedy_generation_config(model, length_rule)
+    return save_model_folder(model, tokenizer, folder)
+
+
+def generate_ids(model, tokenizer, sentences, **kwargs) -> list[list[int]]:
+    """generate()'s new tokens of one padded batch, without </s> and padding."""
+    batch = tokenizer(sentences, padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        generated = model.generate(**batch, **kwargs)[:, 1:]
+    special = {tokenizer.eos_token_id, tokenizer.pad_token_id}
+    return [[i for i in row if i not in special] for row in generated.tolist()]
+
+
+def export_ids(translator, sentences, **kwargs) -> list[list[int]]:
+    """The export's tokens for the same batch (CTranslate2 drops </s> itself)."""
+    tokenizer = translator.tokenizer
+    tokens = [tokenizer.convert_ids_to_tokens(ids) for ids in tokenizer(sentences)["input_ids"]]
+    results = translator.translator.translate_batch(tokens, beam_size=1, **kwargs)  # its default is 2
+    return [tokenizer.convert_tokens_to_ids(result.hypotheses[0]) for result in results]
+
+
+@pytest.mark.parametrize("normalize_before", [False, True])
+def test_float32_export_gives_the_same_greedy_tokens_as_generate(tokenizer, tmp_path, normalize_before):
+    folder = save_random_model(tokenizer, tmp_path / "model", normalize_before)
+    export_ctranslate2(folder, tmp_path / "ct2", quantization="float32")
+    model, tokenizer = load_model_and_tokenizer(folder, device="cpu")
+    translator = CTranslate2Translator(tmp_path / "ct2")
+    sentences = [s for s in SOURCES if s]
+
+    expected = generate_ids(model, tokenizer, sentences, max_new_tokens=12)
+    assert (
+        len({tuple(ids) for ids in expected}) > 1 and max(map(len, expected)) > 3
+    )  # not a degenerate output
+    assert export_ids(translator, sentences, max_decoding_length=12) == expected
+    # through translate(): the saved length rule a * S + b, batches of 2, and the blank line
+    assert translate(translator, tokenizer, SOURCES, batch_size=2) == translate(
+        model, tokenizer, SOURCES, batch_size=2
+    )
+
+
+def test_the_export_applies_the_saved_length_rule_per_batch(tokenizer, tmp_path):
+    folder = save_random_model(tokenizer, tmp_path / "model", length_rule=(1.5, 2))
+    model, tokenizer = load_model_and_tokenizer(folder, device="cpu")
+    model.generation_config.min_new_tokens = 100  # no </s> before the limit: the rule decides the length
+    model.generation_config.save_pretrained(folder)
+    export_ctranslate2(folder, tmp_path / "ct2", quantization="float32")
+    translator = CTranslate2Translator(tmp_path / "ct2")
+
+    short, long = "dog", "i like green apples and red cheese . where is the cat ?"
+    translations = translate(translator, tokenizer, [short, long], batch_size=1)
+    assert translations == translate(model, tokenizer, [short, long], batch_size=1)
+    for sentence in (short, long):  # generate() stops at the rule, not at the cap of 63 tokens
+        source_tokens = len(tokenizer(sentence)["input_ids"])
+        assert len(generate_ids(model, tokenizer, [sentence])[0]) == -(-3 * source_tokens // 2) + 2
+    fixed = Decoding(max_new_tokens=3)
+    assert translate(translator, tokenizer, [long], decoding=fixed) == translate(
+        model, tokenizer, [long], decoding=fixed
+    )
+
+
+def test_int8_export_translates_with_beam_search(tokenizer, tmp_path):
+    folder = save_random_model(tokenizer, tmp_path / "model")
+    export_ctranslate2(folder, tmp_path / "ct2", quantization="int8")
+    translator = CTranslate2Translator(tmp_path / "ct2")
+    assert translator.metadata["quantization"] == "int8"
+    for decoding in (Decoding(), Decoding(num_beams=4, length_penalty=0.6)):
+        translations = translate(translator, translator.tokenizer, SOURCES, batch_size=4, decoding=decoding)
+        assert len(translations) == len(SOURCES) and translations[2] == ""
+        assert all(translations[i] for i in (0, 1, 3))
+
+
+def test_a_folder_that_is_not_a_transformer_mt_model_is_refused(tmp_path):
+    MarianConfig(vocab_size=10, d_model=8).save_pretrained(tmp_path / "marian")
+    with pytest.raises(ExportError, match="'marian' model; only 'transformer_mt'"):
+        export_ctranslate2(tmp_path / "marian", tmp_path / "ct2")
+    assert not (tmp_path / "ct2").exists()
+    with pytest.raises(ExportError, match="not an export"):
+        CTranslate2Translator(tmp_path / "marian")
+
+
+def test_export_translate_and_evaluate_commands(tokenizer, tmp_path, capsys):
+    folder = save_random_model(tokenizer, tmp_path / "model")
+    out = tmp_path / "ct2"
+    cli(["export", "ctranslate2", str(folder), str(out), "--quantization", "float32"])
+    expected = cli_translate(["translate", str(folder), *SOURCES[:2]], capsys)
+    assert cli_translate(["translate", "--engine", "ctranslate2", str(out), *SOURCES[:2]], capsys) == expected
+    assert len(expected) == 2 and all(expected)
+
+    src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
+    src.write_text("\n".join(SOURCES[:2]) + "\n")
+    ref.write_text("le chat\noù est le chien ?\n")
+    report = evaluate_folder(
+        out, tmp_path / "eval", src_file=str(src), ref_files=[str(ref)], engine="ctranslate2"
+    )
+    assert report.num_sentences == 2
+    assert (tmp_path / "eval" / "translations.txt").read_text().splitlines() == expected
+
+
+def cli_translate(argv, capsys) -> list[str]:
+    capsys.readouterr()
+    cli(argv)
+    return capsys.readouterr().out.splitlines()
