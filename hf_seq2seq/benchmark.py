@@ -350,3 +350,141 @@ def format_table(result: dict) -> str:
             f"{label:34}{_cell(a, fmt):>12}{_cell(b, fmt):>12}{ratio.get(key, float('nan')):>12.2f}x"
         )
     return "\n".join(lines)
+
+
+def run_ctranslate2_benchmark(
+    model_dir: str,
+    data_path: str | None = None,
+    max_samples: int | None = None,
+    batch_size: int = 64,
+    new_tokens: int = 20,
+    latency_runs: int = 20,
+    repeats: int = 3,
+    intra_threads: tuple[int, ...] = (1, 2),
+) -> dict:
+    """Quality and CPU speed of the CTranslate2 exports of a trained model folder (float32 and int8, written
+    to a temporary folder) against its `generate()` and Marian's at the same size.
+
+    Quality, on the fra-eng test split (greedy, the saved length rule): the share of sentences whose float32
+    and int8 translations are identical to `generate()`'s, and BLEU of all three. Speed, on the split's first
+    sentences: new tokens/s at `batch_size` and ms/token at batch 1, every engine generating exactly
+    `new_tokens` tokens; CTranslate2 with int8 and int8_float32 compute and each of `intra_threads`. The ISA
+    CTranslate2 uses is fixed per process: run once as is and once with `CT2_FORCE_CPU_ISA=AVX512` (or AVX2).
+    """
+    import os
+    import tempfile
+
+    import ctranslate2
+
+    from .data import load_named_dataset
+    from .export import CTranslate2Translator, export_ctranslate2
+    from .inference import load_model_and_tokenizer, translate
+    from .metrics import score_translations
+
+    model, tokenizer = load_model_and_tokenizer(model_dir, device="cpu")
+    rows = load_named_dataset("fra-eng", data_path=data_path)["test"]
+    if max_samples is not None:
+        rows = rows.select(range(min(max_samples, len(rows))))
+    sources = rows["src"]
+    references = rows["references"] if "references" in rows.column_names else [[t] for t in rows["tgt"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        exports = {
+            q: export_ctranslate2(model_dir, f"{tmp}/{q}", quantization=q) for q in ("float32", "int8")
+        }
+        hypotheses = {"generate": translate(model, tokenizer, sources, batch_size)}
+        for q, folder in exports.items():
+            translator = CTranslate2Translator(folder)
+            hypotheses[q] = translate(translator, tokenizer, sources, batch_size)
+        quality = {
+            name: {
+                "bleu": score_translations(hyps, references)["bleu"],
+                "identical_to_generate": sum(
+                    a == b for a, b in zip(hyps, hypotheses["generate"], strict=True)
+                )
+                / len(sources),
+            }
+            for name, hyps in hypotheses.items()
+        }
+
+        config = model.config
+        sizes = Sizes(config.vocab_size, config.d_model, config.encoder_layers, config.encoder_attention_heads,
+                      config.encoder_ffn_dim)  # fmt: skip
+        engines = {
+            "ours generate()": generate_fn(model, new_tokens, None),
+            "Marian generate()": generate_fn(build_models(sizes, "cpu", names=("marian",))["marian"], new_tokens, None),
+        }  # fmt: skip
+        for q, folder in exports.items():
+            for compute_type in ("int8", "int8_float32") if q == "int8" else ("float32",):
+                for threads in intra_threads:
+                    translator = ctranslate2.Translator(
+                        str(folder), device="cpu", compute_type=compute_type, intra_threads=threads
+                    )
+                    engines[f"ct2 {compute_type} {threads} thr"] = ctranslate2_fn(
+                        translator, tokenizer, new_tokens
+                    )
+
+        def batch_of(texts: list[str]) -> dict:
+            batch = dict(tokenizer(texts, padding=True, return_tensors="pt"))
+            batch["tokens"] = [tokenizer.convert_ids_to_tokens(tokenizer(t)["input_ids"]) for t in texts]
+            return batch
+
+        big = [batch_of(sources[:batch_size])]
+        single = [batch_of([s]) for s in sources[:latency_runs]]
+        big_s = interleaved(engines, big, repeats, "cpu")
+        single_s = interleaved(engines, single, repeats, "cpu")
+    speed = {
+        name: {
+            "new_tokens_per_s_batch": batch_size * new_tokens / big_s[name],
+            "ms_per_token_batch_1": 1000 * single_s[name] / (latency_runs * new_tokens),
+        }
+        for name in engines
+    }
+    marian = speed["Marian generate()"]
+    for figures in speed.values():
+        figures["throughput_over_marian"] = (
+            figures["new_tokens_per_s_batch"] / marian["new_tokens_per_s_batch"]
+        )
+        figures["latency_over_marian"] = figures["ms_per_token_batch_1"] / marian["ms_per_token_batch_1"]
+    return {
+        "model": str(model_dir),
+        "test_sentences": len(sources),
+        "quality": quality,
+        "speed": speed,
+        "settings": dict(
+            batch_size=batch_size, new_tokens=new_tokens, latency_runs=latency_runs, repeats=repeats
+        ),
+        "ct2_force_cpu_isa": os.environ.get("CT2_FORCE_CPU_ISA", "default"),
+        "ctranslate2": ctranslate2.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "cpu": platform.processor() or "cpu",
+    }
+
+
+def ctranslate2_fn(translator, tokenizer, new_tokens: int) -> Callable[[dict], None]:
+    """Greedy CTranslate2 decoding of exactly `new_tokens` tokens for a batch's `tokens`."""
+
+    def run(batch: dict) -> None:
+        results = translator.translate_batch(
+            batch["tokens"], beam_size=1, min_decoding_length=new_tokens, max_decoding_length=new_tokens
+        )
+        assert all(len(r.hypotheses[0]) == new_tokens for r in results)
+
+    return run
+
+
+def format_ctranslate2_table(result: dict) -> str:
+    lines = [
+        f"{result['model']}: {result['test_sentences']} test sentences; CTranslate2 {result['ctranslate2']}, "
+        f"ISA {result['ct2_force_cpu_isa']}, torch {result['torch_threads']} threads",
+        f"{'':22}{'BLEU':>8}{'identical to generate()':>26}",
+    ]
+    for name, q in result["quality"].items():
+        lines.append(f"{name:22}{q['bleu']:>8.2f}{q['identical_to_generate']:>25.1%}")
+    b = result["settings"]["batch_size"]
+    lines.append(f"{'':26}{f'tokens/s b={b}':>16}{'x Marian':>10}{'ms/token b=1':>14}{'x Marian':>10}")
+    for name, s in result["speed"].items():
+        lines.append(
+            f"{name:26}{s['new_tokens_per_s_batch']:>16,.0f}{s['throughput_over_marian']:>9.2f}x"
+            f"{s['ms_per_token_batch_1']:>14.2f}{s['latency_over_marian']:>9.2f}x"
+        )
+    return "\n".join(lines)

@@ -2,7 +2,13 @@
 
 import json
 
-from ..benchmark import SIZES, format_table, run_benchmark
+from ..benchmark import (
+    SIZES,
+    format_ctranslate2_table,
+    format_table,
+    run_benchmark,
+    run_ctranslate2_benchmark,
+)
 from ._common import parser
 
 DTYPES = ["fp32", "bf16", "fp16"]
@@ -27,6 +33,15 @@ def build_parser():
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
     p.add_argument("--json", default=None, help="write the result here")
+    ct2 = p.add_argument_group("CTranslate2 exports of a trained model (needs the deploy extra)")
+    ct2.add_argument(
+        "--ctranslate2",
+        metavar="MODEL_DIR",
+        help="instead: export MODEL_DIR (float32, int8) and compare agreement, BLEU on the fra-eng test split and "
+        "speed with its generate() and Marian's (set CT2_FORCE_CPU_ISA to try another ISA)",
+    )
+    ct2.add_argument("--data-path", help="local fra.txt (default: $HF_SEQ2SEQ_FRA_ENG or download)")
+    ct2.add_argument("--max-samples", type=int, help="test sentences for agreement and BLEU (default: all)")
     return p
 
 
@@ -43,10 +58,17 @@ def main(argv: list[str] | None = None) -> dict:
             latency_runs=1,
             measure_memory=False,
         )
-    result = run_benchmark(
-        size=args.size, device=args.device, dtype=args.dtype, marian_dtype=args.marian_dtype, **settings
-    )
-    print(format_table(result))
+    if args.ctranslate2:
+        quick = dict(batch_size=4, new_tokens=3, latency_runs=1, repeats=1) if args.quick else settings
+        result = run_ctranslate2_benchmark(
+            args.ctranslate2, data_path=args.data_path, max_samples=args.max_samples, **quick
+        )
+        print(format_ctranslate2_table(result))
+    else:
+        result = run_benchmark(
+            size=args.size, device=args.device, dtype=args.dtype, marian_dtype=args.marian_dtype, **settings
+        )
+        print(format_table(result))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
