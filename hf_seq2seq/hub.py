@@ -56,6 +56,7 @@ __all__ = [
 CARD_TEMPLATE = "model_card_template.md"
 """Jinja template of the model card, shipped as package data next to this module."""
 RESULTS_DIR = "results"
+CTRANSLATE2_DIR = "ctranslate2"  # the CTranslate2 export, with `push --with-ctranslate2`
 """Folder of the Hub folder that holds the published results, one JSON file each."""
 
 DATASET_ID = "tatoeba"
@@ -219,13 +220,18 @@ def _dataset_of(report: EvalReport) -> tuple[str, str]:
 
 
 def render_model_card(
-    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, reports: Sequence[EvalReport], repo_id: str
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    reports: Sequence[EvalReport],
+    repo_id: str,
+    ctranslate2: str | None = None,
 ) -> ModelCard:
     """The model card of ``model`` as it will be published under ``repo_id``, with every result of ``reports``.
 
     Metadata (language, license, tags, datasets, metrics, ``model-index``: one entry per result and metric) is
     built with ``ModelCardData`` and ``EvalResult``; the text is ``model_card_template.md`` filled with the
     model's configuration. The first result is the headline one (training's test split when there is one).
+    ``ctranslate2`` (a quantization) says the repository carries a CTranslate2 export in ``ctranslate2/``.
     """
     check_repo_id(repo_id)
     reports = [report.published() for report in reports]
@@ -298,6 +304,7 @@ def render_model_card(
         card_data,
         template_str=template,
         repo_id=repo_id,
+        ctranslate2=ctranslate2,
         model_type=config.model_type,
         source_language=_language_name(report.source_lang),
         target_language=_language_name(report.target_lang),
@@ -347,6 +354,7 @@ def build_hub_folder(
     output_dir: str | os.PathLike[str],
     repo_id: str,
     reports: Sequence[str | os.PathLike[str]] = (),
+    ctranslate2: str | None = None,
 ) -> Path:
     """Build in ``output_dir`` (new or empty) the exact folder that goes to the Hub as ``repo_id``.
 
@@ -354,7 +362,8 @@ def build_hub_folder(
     saved again, so the folder always holds safetensors weights, ``config.json`` with ``auto_map`` and
     ``custom_pipelines``, the configuration/modeling/pipeline code, the tokenizer files and
     ``generation_config.json``; then the results (see :func:`load_reports`) in ``results/`` and the model card
-    ``README.md``. Returns the folder.
+    ``README.md``. With ``ctranslate2`` (a quantization, e.g. "int8"), also the CTranslate2 export of the model
+    in ``ctranslate2/`` (`hf_seq2seq.export`), which the card shows how to use. Returns the folder.
     """
     check_repo_id(repo_id)
     trained_dir = check_model_folder(trained_dir)
@@ -374,7 +383,11 @@ def build_hub_folder(
     (output / RESULTS_DIR).mkdir()
     for index, result in enumerate(results):
         result.save(output / RESULTS_DIR / _result_file_name(index, result))
-    render_model_card(model, tokenizer, results, repo_id).save(output / "README.md")
+    if ctranslate2:
+        from .export import export_ctranslate2
+
+        export_ctranslate2(output, output / CTRANSLATE2_DIR, quantization=ctranslate2)
+    render_model_card(model, tokenizer, results, repo_id, ctranslate2).save(output / "README.md")
     return output
 
 
@@ -487,6 +500,7 @@ def push_to_hub(
     dry_run: bool = False,
     sentence: str = DEFAULT_SENTENCE,
     reports: Sequence[str | os.PathLike[str]] = (),
+    ctranslate2: str | None = None,
 ) -> PushResult:
     """Build the Hub folder of ``trained_dir`` in ``output_dir``, validate it, and upload it to ``repo_id``.
 
@@ -502,7 +516,7 @@ def push_to_hub(
     temporary = output_dir is None
     if temporary:
         output_dir = tempfile.mkdtemp(prefix=f"{repo_id.split('/')[1]}-hub-")
-    folder = build_hub_folder(trained_dir, output_dir, repo_id, reports)
+    folder = build_hub_folder(trained_dir, output_dir, repo_id, reports, ctranslate2)
     validation = validate_hub_folder(folder, sentence)
     if dry_run:
         return PushResult(folder=folder, validation=validation)

@@ -151,3 +151,21 @@ def cli_translate(argv, capsys) -> list[str]:
     capsys.readouterr()
     cli(argv)
     return capsys.readouterr().out.splitlines()
+
+
+def test_the_hub_folder_can_carry_the_export(tmp_path):
+    from conftest import REPO_ID, make_trained_folder
+
+    from hf_seq2seq.hub import build_hub_folder
+
+    trained = make_trained_folder(tmp_path / "trained")
+    folder = build_hub_folder(trained, tmp_path / "hub", REPO_ID, ctranslate2="int8")
+    translator = CTranslate2Translator(folder / "ctranslate2")
+    assert translator.metadata["quantization"] == "int8"
+    assert len(translate(translator, translator.tokenizer, ["how are you ?", ""])) == 2
+    card = (folder / "README.md").read_text()
+    assert 'allow_patterns="ctranslate2/*"' in card and "(int8 weights)" in card
+    assert (
+        "ctranslate2/"
+        not in (build_hub_folder(trained, tmp_path / "plain", REPO_ID) / "README.md").read_text()
+    )

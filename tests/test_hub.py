@@ -279,6 +279,7 @@ def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys
         "dry_run": True,
         "sentence": hub.DEFAULT_SENTENCE,
         "reports": [],
+        "ctranslate2": None,
     }
     assert "Dry run: nothing uploaded" in capsys.readouterr().out
 

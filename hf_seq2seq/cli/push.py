@@ -37,6 +37,13 @@ def build_parser():
     p.add_argument(
         "--sentence", default=hub.DEFAULT_SENTENCE, help="sentence translated to validate the folder"
     )
+    p.add_argument(
+        "--with-ctranslate2",
+        nargs="?",
+        const="int8",
+        choices=["int8", "int8_float32", "bfloat16", "float32"],
+        help="also put a CTranslate2 export (default int8) in the repo's ctranslate2/ folder (deploy extra)",
+    )
     return p
 
 
@@ -53,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             dry_run=args.dry_run,
             sentence=args.sentence,
             reports=args.report,
+            ctranslate2=args.with_ctranslate2,
         )
     except (
         hub.InvalidRepoIdError,
