@@ -252,11 +252,13 @@ def run_benchmark(
     latency_runs: int = 5,
     repeats: int = 5,
     measure_memory: bool = True,
+    measure_training: bool = True,
 ) -> dict:
     """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
 
     `dtype` (and `marian_dtype`, default the same) is fp32, or bf16/fp16: autocast for training (fp32 master
-    weights), weights stored in that dtype for generation.
+    weights), weights stored in that dtype for generation. `measure_training=False` measures generation only
+    (the training figures are then None).
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtypes = {"ours": dtype, "marian": marian_dtype or dtype}
@@ -268,9 +270,10 @@ def run_benchmark(
     single = make_batches(latency_runs, 1, sizes.vocab_size, device, seed=3)
 
     n_tokens = sum(tokens(b) for b in train)
-    train_s = interleaved(
-        {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
-    )
+    if measure_training:
+        train_s = interleaved(
+            {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
+        )
     gen_s = interleaved(
         {k: generate_fn(m, new_tokens, amp[k]) for k, m in models.items()}, gen, repeats, device
     )
@@ -278,18 +281,19 @@ def run_benchmark(
         {k: generate_fn(m, new_tokens, amp[k]) for k, m in models.items()}, single, repeats, device
     )
     peak = matmul_peak_flops(device)
-    flops = {k: sum(step_flops(m, b) for b in train) for k, m in models.items()}
+    if measure_training:
+        flops = {k: sum(step_flops(m, b) for b in train) for k, m in models.items()}
 
     figures = {}
     for name in models:
         figures[name] = {
-            "train_tokens_per_s": n_tokens / train_s[name],
+            "train_tokens_per_s": n_tokens / train_s[name] if measure_training else None,
             "generate_b64_new_tokens_per_s": generate_batch_size * new_tokens / gen_s[name],
             "latency_b1_ms_per_token": 1000 * lat_s[name] / (latency_runs * new_tokens),
-            "train_flops_per_s": flops[name] / train_s[name],
-            "train_mfu": flops[name] / train_s[name] / peak,
+            "train_flops_per_s": flops[name] / train_s[name] if measure_training else None,
+            "train_mfu": flops[name] / train_s[name] / peak if measure_training else None,
             "peak_memory_mb": peak_memory(name, sizes, device, train_batch_size, amp[name]) / 2**20
-            if measure_memory
+            if measure_memory and measure_training
             else None,
         }
     ratios = {
@@ -344,7 +348,7 @@ def format_table(result: dict) -> str:
     ]
     for label, key, fmt in rows:
         a, b = ours[key], marian[key]
-        if key == "train_flops_per_s":
+        if key == "train_flops_per_s" and a is not None:
             a, b = a / 1e9, b / 1e9
         lines.append(
             f"{label:34}{_cell(a, fmt):>12}{_cell(b, fmt):>12}{ratio.get(key, float('nan')):>12.2f}x"

@@ -188,17 +188,11 @@ class TransformerMTAttention(nn.Module):
         projections then skip padding, and only the attention itself runs on the padded (B, T) layout."""
         if self.is_cross_attention:
             (query,) = self._split_heads(unpack(self.q_proj(hidden_states), token_mask), 1)  # (B, H, T, Dh)
-            cache = past_key_values.cross_attention_cache if past_key_values is not None else None
-            if cache is not None and past_key_values.is_updated.get(self.layer_idx):
-                key, value = (
-                    cache.layers[self.layer_idx].keys,
-                    cache.layers[self.layer_idx].values,
-                )  # (B, H, S, Dh)
+            if past_key_values is not None:  # filled at the first step by TransformerMTDecoder
+                layer = past_key_values.cross_attention_cache.layers[self.layer_idx]
+                key, value = layer.keys, layer.values  # (B, H, S, Dh)
             else:
                 key, value = self._split_heads(self.kv_proj(key_value_states), 2)  # (B, H, S, Dh)
-                if cache is not None:
-                    key, value = cache.update(key, value, self.layer_idx)
-                    past_key_values.is_updated[self.layer_idx] = True
         else:
             query, key, value = self._split_heads(
                 unpack(self.qkv_proj(hidden_states), token_mask), 3
@@ -210,18 +204,31 @@ class TransformerMTAttention(nn.Module):
 
         # output_attentions needs the weights, which only the eager path materialises
         implementation = "eager" if output_attentions else self.config._attn_implementation
-        attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(
-            implementation, eager_attention_forward
-        )
-        output, weights = attention_interface(
-            self,
-            query,
-            key,
-            value,
-            attention_mask,
-            scaling=self.scaling,
-            dropout=self.dropout if self.training else 0.0,
-        )  # (B, T, H, Dh)
+        if implementation == "sdpa":
+            # torch's kernel called directly: the same computation as transformers' sdpa interface, without its
+            # per-call Python and the copy it makes of the output (decoding calls this 6x per token)
+            output = F.scaled_dot_product_attention(
+                query,
+                key,
+                value,
+                attn_mask=attention_mask,  # the decoder always passes a causal mask when T > 1
+                dropout_p=self.dropout if self.training else 0.0,
+                scale=self.scaling,
+            ).transpose(1, 2)  # (B, T, H, Dh)
+            weights = None
+        else:
+            attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(
+                implementation, eager_attention_forward
+            )
+            output, weights = attention_interface(
+                self,
+                query,
+                key,
+                value,
+                attention_mask,
+                scaling=self.scaling,
+                dropout=self.dropout if self.training else 0.0,
+            )  # (B, T, H, Dh)
         output = output.reshape(query.shape[0], query.shape[2], -1)  # (B, T, D)
         if token_mask is not None:
             output = output[token_mask]  # (N, D)
@@ -447,6 +454,21 @@ class TransformerMTDecoder(TransformerMTStack):
         )
         self.config = config
 
+    def cache_cross_attention(self, encoder_hidden_states: torch.Tensor, cache: EncoderDecoderCache) -> None:
+        """Cross-attention keys and values of every layer, from one (D -> L·2D) matmul over the encoder output,
+        stored in the cross-attention cache at the first decoding step."""
+        projections = [layer.encoder_attn.kv_proj for layer in self.layers]
+        weight = torch.cat([p.weight for p in projections])  # (L·2D, D)
+        bias = torch.cat([p.bias for p in projections])  # (L·2D,)
+        batch, length, _ = encoder_hidden_states.shape
+        attention = self.layers[0].encoder_attn
+        keys_values = F.linear(encoder_hidden_states, weight, bias).view(
+            batch, length, len(self.layers), 2, attention.num_heads, attention.head_dim
+        )  # (B, S, L, 2, H, Dh)
+        for layer_idx, (key, value) in enumerate(keys_values.permute(2, 3, 0, 4, 1, 5)):  # (2, B, H, S, Dh)
+            cache.cross_attention_cache.update(key, value, layer_idx)
+            cache.is_updated[layer_idx] = True
+
     @can_return_tuple
     def forward(
         self,
@@ -463,6 +485,8 @@ class TransformerMTDecoder(TransformerMTStack):
             past_key_values = EncoderDecoderCache(
                 DynamicCache(config=self.config), DynamicCache(config=self.config)
             )
+        if past_key_values is not None and not past_key_values.is_updated.get(0):
+            self.cache_cross_attention(encoder_hidden_states, past_key_values)
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
         length = input_ids.shape[1]
 
@@ -592,6 +616,40 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
 
     def set_output_embeddings(self, value: nn.Linear) -> None:
         self.lm_head = value
+
+    def prepare_inputs_for_generation(
+        self,
+        input_ids: torch.LongTensor,
+        next_sequence_length: int | None = None,
+        past_key_values: Cache | None = None,
+        attention_mask: torch.Tensor | None = None,
+        **kwargs,
+    ) -> dict:
+        """The inputs of one decoding step of `generate()`: the new target ids, the cache, the encoder output and
+        masks. `GenerationMixin`'s general version also handles embeddings, position ids, multimodal inputs and
+        device moves this model does not take, and inspects `forward`'s signature at every step (for any class
+        registered for the Auto classes); it still builds the inputs for a compileable (static) cache."""
+        if isinstance(past_key_values, Cache) and past_key_values.is_compileable:
+            return super().prepare_inputs_for_generation(
+                input_ids, next_sequence_length, past_key_values, attention_mask, **kwargs
+            )
+        if next_sequence_length is not None:
+            input_ids = input_ids[:, -next_sequence_length:]  # (B, T): what the cache has not seen
+        inputs = {
+            "decoder_input_ids": input_ids,
+            "past_key_values": past_key_values,
+            "attention_mask": attention_mask,
+        }
+        for key in (
+            "encoder_outputs",
+            "decoder_attention_mask",
+            "use_cache",
+            "output_attentions",
+            "output_hidden_states",
+        ):
+            if key in kwargs:
+                inputs[key] = kwargs[key]
+        return inputs
 
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         """Used by `DataCollatorForSeq2Seq` to build `decoder_input_ids` in the collator."""

@@ -28,3 +28,18 @@ def test_models_have_the_same_sizes_and_batches_realistic_lengths():
     batch = make_batches(1, 64, 8000, "cpu")[0]
     lengths = batch["attention_mask"].sum(1)
     assert lengths.min() >= 5 and lengths.max() <= 20 and tokens(batch) > 64 * 10
+
+
+def test_generate_only_benchmark_reports_decoding_and_no_training(capsys):
+    result = main(["--quick", "--generate-only"])
+    for model in ("ours", "marian"):
+        assert (
+            result[model]["generate_b64_new_tokens_per_s"] > 0
+            and result[model]["latency_b1_ms_per_token"] > 0
+        )
+        assert result[model]["train_tokens_per_s"] is None
+    assert set(result["ratio_ours_over_marian"]) == {
+        "generate_b64_new_tokens_per_s",
+        "latency_b1_ms_per_token",
+    }
+    assert "n/a" in capsys.readouterr().out

@@ -31,6 +31,14 @@ def build_parser():
     )
     p.add_argument("--marian-dtype", choices=DTYPES, default=None)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument(
+        "--generate-only",
+        action="store_true",
+        help="measure greedy generate() only (batch-64 throughput and batch-1 latency), no training or memory",
+    )
+    p.add_argument(
+        "--latency-runs", type=int, default=5, help="batch-1 sentences per latency measurement (default 5)"
+    )
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
     p.add_argument("--json", default=None, help="write the result here")
     ct2 = p.add_argument_group("CTranslate2 exports of a trained model (needs the deploy extra)")
@@ -47,7 +55,9 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    settings = dict(repeats=args.repeats)
+    settings = dict(
+        repeats=args.repeats, latency_runs=args.latency_runs, measure_training=not args.generate_only
+    )
     if args.quick:
         settings = dict(
             repeats=1,
@@ -57,9 +67,14 @@ def main(argv: list[str] | None = None) -> dict:
             new_tokens=3,
             latency_runs=1,
             measure_memory=False,
+            measure_training=not args.generate_only,
         )
     if args.ctranslate2:
-        quick = dict(batch_size=4, new_tokens=3, latency_runs=1, repeats=1) if args.quick else settings
+        quick = (
+            dict(batch_size=4, new_tokens=3, latency_runs=1, repeats=1)
+            if args.quick
+            else dict(repeats=args.repeats, latency_runs=args.latency_runs)
+        )
         result = run_ctranslate2_benchmark(
             args.ctranslate2, data_path=args.data_path, max_samples=args.max_samples, **quick
         )

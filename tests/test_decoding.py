@@ -1,0 +1,127 @@
+"""generate()'s default (cached) decoding path gives the same tokens and scores as decoding without a cache,
+for greedy and beam search, over batch sizes and padding; the step does no per-token signature inspection."""
+
+import inspect
+
+import pytest
+import torch
+
+from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+
+PAD, BOS, EOS, VOCAB = 0, 1, 2, 50
+
+
+def random_model(normalize_before: bool, attn_implementation: str) -> TransformerMTForConditionalGeneration:
+    """Untied embeddings so that a random model emits varied tokens rather than one repeated token."""
+    torch.manual_seed(3)
+    config = TransformerMTConfig(
+        vocab_size=VOCAB,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=3,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=48,
+        dropout=0.0,
+        max_position_embeddings=64,
+        normalize_before=normalize_before,
+        tie_word_embeddings=False,
+        pad_token_id=PAD,
+        bos_token_id=BOS,
+        eos_token_id=EOS,
+        decoder_start_token_id=BOS,
+    )
+    model = TransformerMTForConditionalGeneration(config).eval()
+    model.config._attn_implementation = attn_implementation
+    return model
+
+
+def padded_batch(lengths: list[int], seed: int) -> dict[str, torch.Tensor]:
+    """Right-padded random source ids of the given lengths and their attention mask."""
+    ids = torch.randint(3, VOCAB, (len(lengths), max(lengths)), generator=torch.Generator().manual_seed(seed))
+    mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
+    return {"input_ids": ids.masked_fill(~mask, PAD), "attention_mask": mask.long()}
+
+
+BATCHES = {
+    "b1": [7],
+    "b3-padded": [9, 3, 6],
+    "b8-padded": [12, 1, 5, 12, 8, 2, 10, 4],
+    "b5-unpadded": [6, 6, 6, 6, 6],
+}
+
+
+@pytest.mark.parametrize("lengths", BATCHES.values(), ids=BATCHES.keys())
+@pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
+@pytest.mark.parametrize("attn_implementation", ["sdpa", "eager"])
+def test_greedy_default_path_equals_no_cache(lengths, normalize_before, attn_implementation):
+    model = random_model(normalize_before, attn_implementation)
+    batch = padded_batch(lengths, seed=len(lengths))
+    # a random post-LN model repeats one token; banning repeats makes each step's choice depend on the last
+    kwargs = dict(max_new_tokens=10, no_repeat_ngram_size=1, output_scores=True, return_dict_in_generate=True)
+    with torch.inference_mode():
+        default = model.generate(**batch, **kwargs)  # the cache is on by default
+        uncached = model.generate(**batch, use_cache=False, **kwargs)
+    assert torch.equal(default.sequences, uncached.sequences)
+    assert len(default.scores) == len(uncached.scores)
+    for cached_step, uncached_step in zip(default.scores, uncached.scores, strict=True):
+        torch.testing.assert_close(cached_step, uncached_step, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("lengths", [BATCHES["b1"], BATCHES["b3-padded"]], ids=["b1", "b3-padded"])
+def test_beam_search_with_cache_equals_no_cache(lengths):
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(lengths, seed=7)
+    kwargs = dict(
+        num_beams=4,
+        num_return_sequences=2,
+        max_new_tokens=10,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
+    with torch.inference_mode():
+        cached = model.generate(**batch, use_cache=True, **kwargs)
+        uncached = model.generate(**batch, use_cache=False, **kwargs)
+    assert cached.sequences.shape[0] == 2 * len(lengths)
+    assert torch.equal(cached.sequences, uncached.sequences)
+    torch.testing.assert_close(cached.sequences_scores, uncached.sequences_scores, atol=1e-4, rtol=1e-4)
+
+
+def test_cross_attention_cache_holds_each_layers_own_projection():
+    """The keys/values computed for all layers in one matmul are, layer by layer, that layer's kv_proj."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch([5, 3], seed=1)
+    with torch.inference_mode():
+        out = model(**batch, decoder_input_ids=torch.full((2, 1), BOS), use_cache=True)
+        encoder_output = out.encoder_last_hidden_state  # (B, S, D)
+        per_layer = [
+            layer.encoder_attn._split_heads(layer.encoder_attn.kv_proj(encoder_output), 2)
+            for layer in model.model.decoder.layers
+        ]
+    for i, (key, value) in enumerate(per_layer):  # (B, H, S, Dh)
+        cached = out.past_key_values.cross_attention_cache.layers[i]
+        torch.testing.assert_close(cached.keys, key)
+        torch.testing.assert_close(cached.values, value)
+
+
+def test_decoding_step_does_not_inspect_signatures(monkeypatch):
+    """A class registered for the Auto classes makes GenerationMixin's general prepare_inputs_for_generation
+    inspect forward's signature at every step; ours does not, so the count does not grow with the length."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch([4, 6], seed=2)
+    calls = []
+    original = inspect.signature
+
+    def counting_signature(*args, **kwargs):
+        calls.append(args[0])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(inspect, "signature", counting_signature)
+    counts = []
+    for new_tokens in (2, 12):
+        calls.clear()
+        with torch.inference_mode():
+            model.generate(**batch, min_new_tokens=new_tokens, max_new_tokens=new_tokens, eos_token_id=None)
+        counts.append(len(calls))
+    assert counts[0] == counts[1]
