@@ -333,7 +333,7 @@ def load_splits(data_args: DataArguments, seed: int = 42):
     def load(names: str, configs: str | None, probabilities: str | None = None):
         return load_corpora(
             names.split(","),
-            configs.split(",") if configs else None,
+            [config or None for config in configs.split(",")] if configs else None,
             probabilities=[float(p) for p in probabilities.split(",")] if probabilities else None,
             seed=seed,
             data_path=data_args.data_path,
