@@ -211,10 +211,14 @@ def _resident_bytes(field: str = "VmRSS") -> int:
     raise RuntimeError(f"{field} not found in /proc/self/status")
 
 
-def _peak_memory_child(name: str, sizes: Sizes, device: str, batch_size: int, dtype, queue) -> None:
+def _peak_memory_child(
+    name: str, sizes: Sizes, device: str, batch_size: int, dtype, checkpointing: bool, queue
+) -> None:
     cuda = device.startswith("cuda")
     base = 0 if cuda else _resident_bytes()  # after imports: what torch/transformers cost is left out
     model = build_models(sizes, device, names=(name,))[name]
+    if checkpointing:
+        model.activation_checkpointing_enable()
     batches = make_batches(3, batch_size, sizes.vocab_size, device)
     step = train_step_fn(model, device, dtype)
     if cuda:
@@ -228,16 +232,96 @@ def _peak_memory_child(name: str, sizes: Sizes, device: str, batch_size: int, dt
         queue.put(_resident_bytes("VmHWM") - base)
 
 
-def peak_memory(name: str, sizes: Sizes, device: str, batch_size: int, dtype: torch.dtype | None) -> int:
+def peak_memory(
+    name: str,
+    sizes: Sizes,
+    device: str,
+    batch_size: int,
+    dtype: torch.dtype | None,
+    checkpointing: bool = False,
+) -> int:
     """Peak bytes of the model, its gradients, AdamW state and the activations of a training step, in a
-    fresh process (CUDA: allocator peak; CPU: peak resident set size above the process's size after imports)."""
+    fresh process (CUDA: allocator peak; CPU: peak resident set size above the process's size after imports),
+    with activation checkpointing on every layer if `checkpointing`."""
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    process = ctx.Process(target=_peak_memory_child, args=(name, sizes, device, batch_size, dtype, queue))
+    process = ctx.Process(
+        target=_peak_memory_child, args=(name, sizes, device, batch_size, dtype, checkpointing, queue)
+    )
     process.start()
     peak = queue.get(timeout=600)
     process.join()
     return peak
+
+
+def measure_training_options(
+    memory_size: str = "large",
+    memory_batch_size: int = 256,
+    compile_size: str = "cpu",
+    compile_batch_size: int = 128,
+    compile_batches: int = 8,
+    repeats: int = 5,
+    device: str | None = None,
+) -> dict:
+    """What the Trainer flags `--gradient_checkpointing` and `--torch_compile` give on this model.
+
+    Memory: peak memory of three training steps (forward, backward, AdamW) of `memory_batch_size` pairs at
+    `memory_size` (default: the `gpu` preset's base model and batch), without and with checkpointing, each in
+    a fresh process (see :func:`peak_memory` for what is measured on CPU and CUDA).
+    Speed: training tokens/s of eager and `torch.compile`d copies of one model at `compile_size`, after a
+    full warm-up pass each (compilation and recompilation for new shapes excluded), measured in turn.
+    """
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    memory_sizes = SIZES[memory_size]
+    memory = {
+        key: peak_memory("ours", memory_sizes, device, memory_batch_size, None, checkpointing=on) / 2**20
+        for key, on in (("without_checkpointing_mb", False), ("with_checkpointing_mb", True))
+    }
+    compile_sizes = SIZES[compile_size]
+    eager = build_models(compile_sizes, device, names=("ours",))["ours"]
+    compiled = torch.compile(build_models(compile_sizes, device, names=("ours",))["ours"])
+    batches = make_batches(compile_batches, compile_batch_size, compile_sizes.vocab_size, device, seed=1)
+    steps = {"eager": train_step_fn(eager, device, None), "compiled": train_step_fn(compiled, device, None)}
+    for step in steps.values():
+        timed(step, batches, device)
+    seconds = interleaved(steps, batches, repeats, device)
+    n_tokens = sum(tokens(b) for b in batches)
+    return {
+        "device": device,
+        "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor(),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "memory": {
+            "size": memory_size,
+            "sizes": asdict(memory_sizes),
+            "batch_size": memory_batch_size,
+            **memory,
+        },
+        "compile": {
+            "size": compile_size,
+            "sizes": asdict(compile_sizes),
+            "batch_size": compile_batch_size,
+            "eager_tokens_per_s": n_tokens / seconds["eager"],
+            "compiled_tokens_per_s": n_tokens / seconds["compiled"],
+        },
+    }
+
+
+def format_training_options(result: dict) -> str:
+    memory, speed = result["memory"], result["compile"]
+    return "\n".join(
+        [
+            f"device={result['device']} ({result['device_name'] or 'cpu'}), {result['threads']} threads, "
+            f"torch {result['torch']}",
+            f"peak memory of a training step, size={memory['size']} {memory['sizes']}, "
+            f"batch {memory['batch_size']}:",
+            f"  without checkpointing  {memory['without_checkpointing_mb']:8,.0f} MB",
+            f"  with checkpointing     {memory['with_checkpointing_mb']:8,.0f} MB",
+            f"training throughput, size={speed['size']} {speed['sizes']}, batch {speed['batch_size']}:",
+            f"  eager                  {speed['eager_tokens_per_s']:8,.0f} tokens/s",
+            f"  torch.compile          {speed['compiled_tokens_per_s']:8,.0f} tokens/s",
+        ]
+    )
 
 
 def run_benchmark(

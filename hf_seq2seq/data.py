@@ -46,7 +46,7 @@ import unicodedata
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,6 +59,8 @@ from datasets import (
     List,
     Translation,
     Value,
+    concatenate_datasets,
+    interleave_datasets,
     load_dataset,
 )
 
@@ -79,7 +81,9 @@ __all__ = [
     "default_cache_dir",
     "download_fra_eng",
     "group_references",
+    "load_corpora",
     "load_fra_eng",
+    "load_named_dataset",
     "load_translation_dataset",
     "read_pairs",
 ]
@@ -590,3 +594,61 @@ def load_named_dataset(
     return load_translation_dataset(
         dataset, dataset_config, source_lang=source_lang, target_lang=target_lang, streaming=streaming
     )
+
+
+def load_corpora(
+    datasets: Sequence[str],
+    configs: Sequence[str | None] | None = None,
+    *,
+    probabilities: Sequence[float] | None = None,
+    seed: int = 0,
+    data_path: str | os.PathLike[str] | None = None,
+    source_lang: str = "en",
+    target_lang: str = "fr",
+    streaming: bool = False,
+) -> AnyDatasetDict:
+    """Several corpora (each as :func:`load_named_dataset` reads it) as one set of splits.
+
+    ``train`` is the corpora's train splits one after the other, or, with ``probabilities`` (one per corpus,
+    summing to 1), interleaved: each pair is drawn from corpus ``i`` with probability ``probabilities[i]``
+    (``seed`` fixes the draws) until every corpus has been read once, the smaller ones starting over as
+    needed (:func:`datasets.interleave_datasets`, ``all_exhausted``). ``validation`` and ``test`` are those of
+    the first corpus. With ``streaming``, a corpus read into memory (fra-eng) joins as a stream.
+    """
+    configs = list(configs) if configs else [None] * len(datasets)
+    if len(configs) != len(datasets):
+        raise DataError(f"{len(configs)} dataset configs for {len(datasets)} datasets: give one per dataset")
+    if probabilities is not None:
+        if (
+            len(probabilities) != len(datasets)
+            or min(probabilities) < 0
+            or abs(sum(probabilities) - 1) > 1e-6
+        ):
+            raise DataError(
+                f"dataset probabilities {list(probabilities)} must be one per dataset ({len(datasets)}), "
+                "non-negative, and sum to 1"
+            )
+    loaded = [
+        load_named_dataset(
+            name,
+            config,
+            data_path=data_path,
+            source_lang=source_lang,
+            target_lang=target_lang,
+            streaming=streaming,
+        )
+        for name, config in zip(datasets, configs, strict=True)
+    ]
+    if len(loaded) == 1:
+        return loaded[0]
+    trains = [split["train"] for split in loaded]
+    if streaming:
+        trains = [t.to_iterable_dataset() if isinstance(t, Dataset) else t for t in trains]
+    if probabilities is None:
+        train = concatenate_datasets(trains)
+    else:
+        train = interleave_datasets(
+            trains, probabilities=list(probabilities), seed=seed, stopping_strategy="all_exhausted"
+        )
+    container = IterableDatasetDict if streaming else DatasetDict
+    return container(train=train, validation=loaded[0]["validation"], test=loaded[0]["test"])

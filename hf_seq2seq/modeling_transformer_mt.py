@@ -10,7 +10,10 @@ input, the decoder input and the output projection are one matrix when `config.t
 Hugging Face contracts (transformers 5.x): attention runs through `ALL_ATTENTION_FUNCTIONS`
 ("eager"/"sdpa"); decoding caches keys/values in an `EncoderDecoderCache` (self-attention cache grows by
 one step per token, cross-attention keys/values are computed once from the encoder output);
-`TransformerMTForConditionalGeneration` mixes in `GenerationMixin`.
+`TransformerMTForConditionalGeneration` mixes in `GenerationMixin`; every encoder and decoder layer is a
+`GradientCheckpointingLayer` (`model.activation_checkpointing_enable()`, the Trainer's
+`--gradient_checkpointing`), so its inputs that need gradients are passed positionally and the KV cache is
+dropped inside a checkpointed layer.
 
 Shapes in comments: B batch, S source length, T target length (this step), P cached target length,
 K key length, H heads, Dh head size, D d_model, V vocab. This file ships inside every saved checkpoint
@@ -27,6 +30,7 @@ from transformers import initialization as init
 from transformers.activations import ACT2FN
 from transformers.cache_utils import Cache, DynamicCache, EncoderDecoderCache
 from transformers.generation import GenerationMixin
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import (
     BaseModelOutput,
     BaseModelOutputWithPastAndCrossAttentions,
@@ -273,7 +277,7 @@ class TransformerMTSublayerConnection(nn.Module):
         return x if self.normalize_before else self.layer_norm(x)
 
 
-class TransformerMTEncoderLayer(nn.Module):
+class TransformerMTEncoderLayer(GradientCheckpointingLayer):
     """Self-attention, then FFN, each inside a residual + LayerNorm connection."""
 
     def __init__(self, config: TransformerMTConfig):
@@ -305,7 +309,7 @@ class TransformerMTEncoderLayer(nn.Module):
         return hidden_states, attn_weights  # (B, S, D) or (N, D), (B, H, S, S)
 
 
-class TransformerMTDecoderLayer(nn.Module):
+class TransformerMTDecoderLayer(GradientCheckpointingLayer):
     """Masked self-attention, cross-attention over the encoder output, then FFN (section 3.1)."""
 
     def __init__(self, config: TransformerMTConfig, layer_idx: int):
@@ -361,6 +365,7 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
     base_model_prefix = "model"
     main_input_name = "input_ids"
     _supports_sdpa = True
+    supports_gradient_checkpointing = True  # per encoder/decoder layer (GradientCheckpointingLayer)
     _no_split_modules = ["TransformerMTEncoderLayer", "TransformerMTDecoderLayer"]
 
     @torch.no_grad()

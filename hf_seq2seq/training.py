@@ -40,7 +40,7 @@ from transformers.trainer_callback import ProgressCallback
 
 from . import TransformerMTConfig, TransformerMTForConditionalGeneration
 from .averaging import average_checkpoints
-from .data import load_named_dataset
+from .data import load_corpora
 from .folder import add_pipeline_code, checkpoint_folders, last_checkpoint, register_pipeline
 from .inference import Decoding, evaluate_translations
 from .metrics import build_compute_metrics, references_by_source
@@ -82,9 +82,26 @@ class DataArguments:
 
     dataset: str = field(
         default="fra-eng",
-        metadata={"help": "'fra-eng' (Tatoeba, downloaded or --data_path), a Hub dataset or a local file"},
+        metadata={
+            "help": "'fra-eng' (Tatoeba, downloaded or --data_path), a Hub dataset or a local file or folder; "
+            "several, comma-separated, train on all of them (validation/test: the first's, or --eval_dataset)"
+        },
     )
-    dataset_config: str | None = field(default=None, metadata={"help": "Hub dataset config, e.g. fr-en"})
+    dataset_config: str | None = field(
+        default=None,
+        metadata={"help": "Hub dataset config, e.g. fr-en; with several datasets, comma-separated, one each"},
+    )
+    dataset_probabilities: str | None = field(
+        default=None,
+        metadata={
+            "help": "with several datasets: interleave their train pairs, drawing from each with these "
+            "comma-separated probabilities (e.g. 0.8,0.2) until all are read once; without: one after the other"
+        },
+    )
+    eval_dataset: str | None = field(
+        default=None,
+        metadata={"help": "take validation/test from this dataset instead of the first of --dataset"},
+    )
     data_path: str | None = field(default=None, metadata={"help": "local fra.txt or fra-eng.zip for fra-eng"})
     source_lang: str = "en"
     target_lang: str = "fr"
@@ -92,6 +109,13 @@ class DataArguments:
         default=False,
         metadata={
             "help": "stream the train split (needs --max_steps; each process reads its own part of it)"
+        },
+    )
+    shuffle_buffer: int = field(
+        default=10_000,
+        metadata={
+            "help": "with --streaming: shuffle the train stream through a buffer of this many pairs, and the "
+            "order of its data files, anew each epoch (0: read in file order)"
         },
     )
     max_source_length: int = 64
@@ -339,20 +363,31 @@ class TimeBudgetSeq2SeqTrainer(TranslationTrainer):
         return self.lr_scheduler
 
 
-def load_splits(data_args: DataArguments):
+def load_splits(data_args: DataArguments, seed: int = 42):
     """The train/validation/test splits with `src`, `tgt` (+ `references` on evaluation splits).
 
-    With `--streaming` only train stays a stream: the evaluation splits are small and are read into memory, so
-    that every process holds the same rows and BLEU is computed once over the whole split.
+    With `--streaming` only train stays a stream, shuffled through a `--shuffle_buffer` of pairs (and its data
+    files in a shuffled order) with `seed`, so that every process draws the same order; the Trainer's
+    `set_epoch` reshuffles it each epoch. The evaluation splits are small and are read into memory, so that
+    every process holds the same rows and BLEU is computed once over the whole split.
     """
-    splits = load_named_dataset(
-        data_args.dataset,
-        data_args.dataset_config,
-        data_path=data_args.data_path,
-        source_lang=data_args.source_lang,
-        target_lang=data_args.target_lang,
-        streaming=data_args.streaming,
-    )
+
+    def load(names: str, configs: str | None, probabilities: str | None = None):
+        return load_corpora(
+            names.split(","),
+            [config or None for config in configs.split(",")] if configs else None,
+            probabilities=[float(p) for p in probabilities.split(",")] if probabilities else None,
+            seed=seed,
+            data_path=data_args.data_path,
+            source_lang=data_args.source_lang,
+            target_lang=data_args.target_lang,
+            streaming=data_args.streaming,
+        )
+
+    splits = load(data_args.dataset, data_args.dataset_config, data_args.dataset_probabilities)
+    if data_args.eval_dataset:
+        evaluation = load(data_args.eval_dataset, None)
+        splits["validation"], splits["test"] = evaluation["validation"], evaluation["test"]
     limits = {
         "train": data_args.max_train_samples,
         "validation": data_args.max_eval_samples,
@@ -364,6 +399,8 @@ def load_splits(data_args: DataArguments):
             splits[name] = (
                 split.take(limit) if data_args.streaming else split.select(range(min(limit, len(split))))
             )
+    if isinstance(splits["train"], IterableDataset) and data_args.shuffle_buffer > 0:
+        splits["train"] = splits["train"].shuffle(seed=seed, buffer_size=data_args.shuffle_buffer)
     for name in ("validation", "test"):
         if isinstance(splits.get(name), IterableDataset):
             splits[name] = Dataset.from_list(list(splits[name]), features=splits[name].features)
@@ -573,7 +610,7 @@ def run(
             )
 
     with training_args.main_process_first(desc="loading the data"):  # downloads and caches once per machine
-        splits = load_splits(data_args)
+        splits = load_splits(data_args, training_args.seed)
     tokenizer = build_tokenizer(model_args, data_args, training_args, splits["train"], checkpoint)
     tokenized = tokenize_dataset(
         splits, tokenizer, data_args.max_source_length, data_args.max_target_length, keep_columns=()

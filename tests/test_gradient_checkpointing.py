@@ -1,0 +1,127 @@
+"""Gradient checkpointing and torch.compile: the Trainer flags a user sets to fit or speed up a bigger model."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq.cli.train import main as train_main
+from hf_seq2seq.inference import translate
+from hf_seq2seq.report import TRAINING_REPORT
+
+FRA_TXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "fra-eng" / "fra.txt"
+requires_data = pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"fra-eng data not found at {FRA_TXT}")
+PAD, BOS, EOS, VOCAB = 0, 1, 2, 40
+
+
+def tiny_model(normalize_before: bool) -> TransformerMTForConditionalGeneration:
+    torch.manual_seed(0)
+    config = TransformerMTConfig(
+        vocab_size=VOCAB,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=48,
+        dropout=0.1,  # dropout on: the recomputed forward must draw the same masks
+        attention_dropout=0.1,
+        label_smoothing=0.1,
+        normalize_before=normalize_before,
+        max_position_embeddings=64,
+        pad_token_id=PAD,
+        bos_token_id=BOS,
+        eos_token_id=EOS,
+        decoder_start_token_id=BOS,
+    )
+    return TransformerMTForConditionalGeneration(config).train()
+
+
+def padded(lengths: list[int], seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded random ids of the given lengths and their 0/1 mask."""
+    ids = torch.randint(3, VOCAB, (len(lengths), max(lengths)), generator=torch.Generator().manual_seed(seed))
+    mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
+    return ids.masked_fill(~mask, PAD), mask.long()
+
+
+def loss_and_gradients(model, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor], int]:
+    """Loss, every parameter's gradient, and the bytes autograd kept from the forward for the backward."""
+    saved = []
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        saved.append(tensor.numel() * tensor.element_size())
+        return tensor
+
+    model.zero_grad()
+    torch.manual_seed(123)  # the same dropout masks in both runs
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        loss = model(**batch).loss
+    loss.backward()
+    gradients = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+    return loss.detach(), gradients, sum(saved)
+
+
+@pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
+def test_checkpointing_gives_the_same_loss_and_gradients_on_a_padded_batch(normalize_before):
+    model = tiny_model(normalize_before)
+    input_ids, attention_mask = padded([9, 6, 3, 1], seed=1)  # padding-packed path: (N, D) inside the layers
+    labels, label_mask = padded([7, 2, 5, 4], seed=2)
+    batch = dict(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        labels=labels.masked_fill(~label_mask.bool(), -100),
+    )
+
+    loss, gradients, saved = loss_and_gradients(model, batch)
+    model.activation_checkpointing_enable()
+    checkpointed_loss, checkpointed_gradients, checkpointed_saved = loss_and_gradients(model, batch)
+
+    assert checkpointed_saved < saved / 2  # the layers' activations are recomputed in backward, not kept
+    torch.testing.assert_close(checkpointed_loss, loss)
+    assert checkpointed_gradients.keys() == gradients.keys() == {n for n, _ in model.named_parameters()}
+    for name, gradient in gradients.items():
+        torch.testing.assert_close(checkpointed_gradients[name], gradient, msg=name)
+
+
+def tiny_run(output_dir: Path, *extra: str) -> list[str]:
+    """The tiny preset on 300 real pairs for 40 steps, evaluated once at the end."""
+    return [
+        "--preset", "tiny",
+        "--data-path", str(FRA_TXT),
+        "--output-dir", str(output_dir),
+        "--max-train-samples", "300",
+        "--max-eval-samples", "20",
+        "--max-test-samples", "20",
+        "--per-device-train-batch-size", "32",
+        "--max-steps", "40",
+        "--eval-steps", "40",
+        "--save-steps", "40",
+        *extra,
+    ]  # fmt: skip
+
+
+@requires_data
+def test_a_run_with_gradient_checkpointing_saves_a_model_that_loads_and_translates(tmp_path):
+    results = train_main(tiny_run(tmp_path, "--gradient_checkpointing", "true"))
+    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    assert state["global_step"] == 40 and results["training"]["global_step"] == 40
+    assert (tmp_path / TRAINING_REPORT).is_file()
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert not any(layer.gradient_checkpointing for layer in model.model.encoder.layers)  # a fresh model
+    translations = translate(model, AutoTokenizer.from_pretrained(tmp_path), ["I am cold.", "Go away!"])
+    assert len(translations) == 2 and all(translations)
+
+
+@pytest.mark.slow  # compiling takes minutes on 2 cores
+@requires_data
+def test_a_run_with_torch_compile_finishes(tmp_path):
+    """The padding-packed layers index by a data-dependent mask, so the graph breaks there: it runs, in pieces."""
+    results = train_main(tiny_run(tmp_path, "--torch-compile", "true"))
+    assert results["training"]["global_step"] == 40
+    model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)  # saved without the compiled wrapper's prefix
+    assert "model.encoder.layers.0.self_attn.qkv_proj.weight" in model.state_dict()
