@@ -17,6 +17,7 @@ VERBS = {
     "plot-attention": "plot the encoder, decoder and cross-attention maps of one translation",
     "plot-training": "plot the loss, learning rate and validation BLEU of a training run",
     "benchmark": "measure speed and memory against MarianMTModel at the same size",
+    "measure-training": "peak training memory with/without gradient checkpointing, tokens/s with/without compile",
 }
 
 USAGE = "usage: hf-seq2seq <verb> [options]   (hf-seq2seq <verb> --help for a verb's options)"

@@ -6,8 +6,6 @@ import json
 from ..benchmark import SIZES, format_training_options, measure_training_options
 from ._common import parser
 
-HELP = "peak training memory with/without gradient checkpointing, tokens/s with/without torch.compile"
-
 
 def main(argv: list[str] | None = None) -> dict:
     args_parser = parser(
