@@ -2,8 +2,10 @@
 
 import logging
 import os
+import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -30,24 +32,54 @@ def load_model_and_tokenizer(
     return model, tokenizer
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """generate() settings of a translation; None keeps the saved generation config's value."""
+
+    num_beams: int | None = None
+    length_penalty: float | None = None
+    max_new_tokens: int | None = None
+
+    def generate_kwargs(self) -> dict:
+        return {name: value for name, value in vars(self).items() if value is not None}
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 @torch.inference_mode()
 def translate(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    sentences: Sequence[str],
+    texts: Sequence[str],
     batch_size: int = 64,
+    decoding: Decoding | None = None,
+    split_sentences: bool = False,
+    source_lang: str = "en",
     max_source_length: int | None = None,
-    max_new_tokens: int | None = None,
     progress: bool = False,
 ) -> list[str]:
-    """Greedy translations of `sentences`, in order.
+    """Translations of `texts`, in order.
 
-    Sentences are batched by length to reduce padding. An empty (or blank) sentence translates to "".
-    A sentence longer than `max_source_length` (default: the model's `max_position_embeddings`) is truncated
-    with a warning.
+    Texts are batched by length to reduce padding. An empty (or blank) text translates to "". With
+    `split_sentences`, each text is cut after sentence-final punctuation and its sentences are translated
+    separately and joined with a space. A text longer than `max_source_length` (default: the model's
+    `max_position_embeddings`) is truncated with a warning.
     """
+    if split_sentences:
+        pieces = [_SENTENCE_END.split(text.strip()) if text.strip() else [""] for text in texts]
+        flat = translate(
+            model, tokenizer, [p for ps in pieces for p in ps], batch_size, decoding, False, source_lang,
+            max_source_length, progress,
+        )  # fmt: skip
+        out, start = [], 0
+        for ps in pieces:
+            out.append(" ".join(flat[start : start + len(ps)]))
+            start += len(ps)
+        return out
+    sentences = list(texts)
     max_source_length = max_source_length or model.config.max_position_embeddings
-    encoded = tokenizer(list(sentences), add_special_tokens=True)["input_ids"]
+    encoded = tokenizer(sentences, add_special_tokens=True)["input_ids"]
     too_long = [i for i, ids in enumerate(encoded) if len(ids) > max_source_length]
     if too_long:
         logger.warning(
@@ -59,6 +91,7 @@ def translate(
         )
     todo = sorted((i for i, s in enumerate(sentences) if s.strip()), key=lambda i: len(encoded[i]))
     out = [""] * len(sentences)
+    settings = (decoding or Decoding()).generate_kwargs()
     for start in tqdm(range(0, len(todo), batch_size), desc="translating", disable=not progress):
         index = todo[start : start + batch_size]
         batch = tokenizer(
@@ -68,10 +101,7 @@ def translate(
             padding=True,
             return_tensors="pt",
         ).to(model.device)
-        # a limit given here overrides the saved generation config; None must not (generate() would then fall
-        # back to transformers' default max_length of 20 tokens)
-        limit = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
-        generated = model.generate(**batch, do_sample=False, num_beams=1, **limit)
+        generated = model.generate(**batch, do_sample=False, **settings)
         for i, text in zip(index, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
             out[i] = text.strip()
     return out
@@ -90,7 +120,12 @@ def evaluate_translations(
     number of sentences and references, and the translation's wall time."""
     started = time.monotonic()
     hypotheses = translate(
-        model, tokenizer, sources, batch_size=batch_size, max_new_tokens=max_new_tokens, progress=progress
+        model,
+        tokenizer,
+        sources,
+        batch_size=batch_size,
+        decoding=Decoding(max_new_tokens=max_new_tokens),
+        progress=progress,
     )
     scores = score_translations(hypotheses, [list(r) for r in references])
     return {**scores, "wall_time_s": round(time.monotonic() - started, 1)}, hypotheses
