@@ -15,6 +15,7 @@ VERBS = {
     "plot-attention": "plot the encoder, decoder and cross-attention maps of one translation",
     "plot-training": "plot the loss, learning rate and validation BLEU of a training run",
     "benchmark": "measure speed and memory against MarianMTModel at the same size",
+    "demo": "try a model in the browser: a Gradio app with the translation and its cross-attention map",
 }
 
 USAGE = "usage: hf-seq2seq <verb> [options]   (hf-seq2seq <verb> --help for a verb's options)"
