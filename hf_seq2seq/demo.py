@@ -135,18 +135,19 @@ def cross_attention_image(
         torch.ones_like(input_ids).to(model.device),
         decoder_input_ids.to(model.device),
     )["cross_attentions"][0]  # (layers, heads, T, S)
-    title = "Cross-attention, every layer and head"
+    layers, heads = weights.shape[:2]
     if not every_head:
         weights = weights[-1:].mean(axis=1, keepdims=True)
-        title = f"Cross-attention, layer {model.config.decoder_layers}, mean of its heads"
     figure = attention_figure(
         weights,
         tokenizer.convert_ids_to_tokens(target_ids),
         tokenizer.convert_ids_to_tokens(input_ids[0].tolist()),
-        title,
+        "Cross-attention of the translation",
         query_label="decoder input (query)",
         key_label="source token (key)",
     )
+    if not every_head:
+        figure.axes[0].set_title(f"layer {layers} (the last), mean of its {heads} heads", fontsize=9)
     return figure_image(figure)
 
 
