@@ -18,6 +18,7 @@ VERBS = {
     "plot-training": "plot the loss, learning rate and validation BLEU of a training run",
     "benchmark": "measure speed and memory against MarianMTModel at the same size",
     "measure-training": "peak training memory with/without gradient checkpointing, tokens/s with/without compile",
+    "demo": "try a model in the browser: a Gradio app with the translation and its cross-attention map",
 }
 
 USAGE = "usage: hf-seq2seq <verb> [options]   (hf-seq2seq <verb> --help for a verb's options)"

@@ -1,0 +1,43 @@
+"""`hf-seq2seq demo`: try a model in the browser (a local Gradio app)."""
+
+import warnings
+
+from ..demo import launch_demo
+from ._common import parser, setup_logging
+
+
+def build_parser():
+    p = parser(
+        "demo",
+        "Serve a Gradio app for a saved model folder or a Hub repository: English in, French out, greedy or "
+        "beam search, the cross-attention map of each translation, example sentences, the model's BLEU (from "
+        "its result files) and the decoding time of each request. Needs the demo extra: "
+        'pip install "hf_seq2seq[demo]".',
+        "hf-seq2seq demo runs/cpu --port 7860",
+    )
+    p.add_argument("model", help="a saved model folder or a Hub repository id")
+    p.add_argument("--port", type=int, default=None, help="local port (default: 7860 or the next free one)")
+    p.add_argument("--share", action="store_true", help="also open a public gradio.live link for 72 hours")
+    p.add_argument(
+        "--report",
+        action="append",
+        default=[],
+        help="an extra result file (eval_report.json of `hf-seq2seq evaluate`) to show; repeatable",
+    )
+    p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging()
+    # gradio's queue calls pandas options that pandas 3 deprecates: a warning per request, nothing to act on
+    warnings.filterwarnings("ignore", module="gradio.queueing")
+    launch_demo(
+        args.model,
+        port=args.port,
+        share=args.share,
+        reports=args.report,
+        trust_remote_code=args.trust_remote_code,
+    )
+    return 0
