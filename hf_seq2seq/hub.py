@@ -115,6 +115,9 @@ class PushResult:
     validation: ValidationResult
     repo_url: str | None = None
     commit_url: str | None = None
+    space_folder: Path | None = None
+    """The Gradio Space folder built beside ``folder`` (`push --with-space`), or None."""
+    space_url: str | None = None
 
     @property
     def uploaded(self) -> bool:
@@ -225,13 +228,15 @@ def render_model_card(
     reports: Sequence[EvalReport],
     repo_id: str,
     ctranslate2: str | None = None,
+    space: str | None = None,
 ) -> ModelCard:
     """The model card of ``model`` as it will be published under ``repo_id``, with every result of ``reports``.
 
     Metadata (language, license, tags, datasets, metrics, ``model-index``: one entry per result and metric) is
     built with ``ModelCardData`` and ``EvalResult``; the text is ``model_card_template.md`` filled with the
     model's configuration. The first result is the headline one (training's test split when there is one).
-    ``ctranslate2`` (a quantization) says the repository carries a CTranslate2 export in ``ctranslate2/``.
+    ``ctranslate2`` (a quantization) says the repository carries a CTranslate2 export in ``ctranslate2/``;
+    ``space`` (a Space repo id) links the card to the Gradio demo of the model there.
     """
     check_repo_id(repo_id)
     reports = [report.published() for report in reports]
@@ -305,6 +310,7 @@ def render_model_card(
         template_str=template,
         repo_id=repo_id,
         ctranslate2=ctranslate2,
+        space=space,
         model_type=config.model_type,
         source_language=_language_name(report.source_lang),
         target_language=_language_name(report.target_lang),
@@ -355,6 +361,7 @@ def build_hub_folder(
     repo_id: str,
     reports: Sequence[str | os.PathLike[str]] = (),
     ctranslate2: str | None = None,
+    space: str | None = None,
 ) -> Path:
     """Build in ``output_dir`` (new or empty) the exact folder that goes to the Hub as ``repo_id``.
 
@@ -363,7 +370,8 @@ def build_hub_folder(
     ``custom_pipelines``, the configuration/modeling/pipeline code, the tokenizer files and
     ``generation_config.json``; then the results (see :func:`load_reports`) in ``results/`` and the model card
     ``README.md``. With ``ctranslate2`` (a quantization, e.g. "int8"), also the CTranslate2 export of the model
-    in ``ctranslate2/`` (`hf_seq2seq.export`), which the card shows how to use. Returns the folder.
+    in ``ctranslate2/`` (`hf_seq2seq.export`), which the card shows how to use. With ``space`` (a Space repo
+    id), the card links to the model's demo there (see :func:`push_to_hub`). Returns the folder.
     """
     check_repo_id(repo_id)
     trained_dir = check_model_folder(trained_dir)
@@ -387,7 +395,7 @@ def build_hub_folder(
         from .export import export_ctranslate2
 
         export_ctranslate2(output, output / CTRANSLATE2_DIR, quantization=ctranslate2)
-    render_model_card(model, tokenizer, results, repo_id, ctranslate2).save(output / "README.md")
+    render_model_card(model, tokenizer, results, repo_id, ctranslate2, space).save(output / "README.md")
     return output
 
 
@@ -501,6 +509,7 @@ def push_to_hub(
     sentence: str = DEFAULT_SENTENCE,
     reports: Sequence[str | os.PathLike[str]] = (),
     ctranslate2: str | None = None,
+    space: str | None = None,
 ) -> PushResult:
     """Build the Hub folder of ``trained_dir`` in ``output_dir``, validate it, and upload it to ``repo_id``.
 
@@ -509,17 +518,29 @@ def push_to_hub(
     is uploaded in one commit. ``token`` defaults to the one huggingface_hub finds (``HF_TOKEN``,
     ``hf auth login``). Without ``output_dir`` the folder is built in a new temporary directory, which is
     kept after a dry run or a failure (for inspection) and deleted after a successful upload.
+
+    With ``space`` (a Space repo id, e.g. ``someone/model-demo``), a Gradio Space that loads ``repo_id`` with
+    its own code (`hf_seq2seq.demo.write_space`) is built in ``<folder>-space`` beside the model folder,
+    linked from the card, and uploaded after the model as a Space repository.
     """
     check_repo_id(repo_id)
+    if space is not None:
+        check_repo_id(space)
     trained_dir = check_model_folder(trained_dir)
     report = load_reports(trained_dir, reports)[0]
     temporary = output_dir is None
     if temporary:
         output_dir = tempfile.mkdtemp(prefix=f"{repo_id.split('/')[1]}-hub-")
-    folder = build_hub_folder(trained_dir, output_dir, repo_id, reports, ctranslate2)
+    folder = build_hub_folder(trained_dir, output_dir, repo_id, reports, ctranslate2, space)
+    space_folder = None
+    if space is not None:
+        from .demo import write_space
+
+        space_folder = _check_output_dir(trained_dir, folder.with_name(f"{folder.name}-space"))
+        write_space(space_folder, repo_id)
     validation = validate_hub_folder(folder, sentence)
     if dry_run:
-        return PushResult(folder=folder, validation=validation)
+        return PushResult(folder=folder, validation=validation, space_folder=space_folder)
     api = HfApi(token=token)
     repo_url = api.create_repo(repo_id, private=private, exist_ok=True)
     commit = api.upload_folder(
@@ -528,8 +549,23 @@ def push_to_hub(
         commit_message=commit_message
         or f"Upload {repo_id}: BLEU {report.bleu:.1f}, chrF {report.chrf:.1f} ({report.test_set})",
     )
+    space_url = None
+    if space_folder is not None:
+        space_url = str(
+            api.create_repo(space, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
+        )
+        api.upload_folder(
+            repo_id=space, repo_type="space", folder_path=space_folder, commit_message=f"Demo of {repo_id}"
+        )
     if temporary:
         shutil.rmtree(folder)
+        if space_folder is not None:
+            shutil.rmtree(space_folder)
     return PushResult(
-        folder=folder, validation=validation, repo_url=str(repo_url), commit_url=commit.commit_url
+        folder=folder,
+        validation=validation,
+        repo_url=str(repo_url),
+        commit_url=commit.commit_url,
+        space_folder=space_folder,
+        space_url=space_url,
     )

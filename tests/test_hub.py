@@ -238,6 +238,29 @@ def test_upload_validates_first_then_creates_repo_and_uploads_the_folder(
     assert result.repo_url == f"https://huggingface.co/{REPO_ID}"
 
 
+def test_with_a_space_the_card_links_it_and_both_repos_are_uploaded(
+    trained, tmp_path, monkeypatch, hub_api_calls
+):
+    space = f"{REPO_ID}-demo"
+    monkeypatch.setattr(
+        hub,
+        "validate_hub_folder",
+        lambda folder, sentence: hub.ValidationResult(folder, "C", "M", "T", "P", ("t",), sentence, "x"),
+    )
+    result = hub.push_to_hub(trained, REPO_ID, tmp_path / "out", token="hf_fake", space=space)
+
+    assert result.space_folder == tmp_path / "out-space"
+    assert sorted(os.listdir(result.space_folder)) == ["README.md", "app.py", "requirements.txt"]
+    assert f'MODEL_REPO = "{REPO_ID}"' in (result.space_folder / "app.py").read_text()
+    assert f"https://huggingface.co/spaces/{space}" in (tmp_path / "out" / "README.md").read_text()
+    names = [(name, call.get("repo_type")) for name, call in hub_api_calls]
+    assert names == [("create_repo", None), ("upload_folder", None), ("create_repo", "space"),
+                     ("upload_folder", "space")]  # fmt: skip
+    assert hub_api_calls[2][1]["repo_id"] == space and hub_api_calls[2][1]["space_sdk"] == "gradio"
+    assert Path(hub_api_calls[3][1]["folder_path"]) == result.space_folder
+    assert result.space_url == f"https://huggingface.co/{space}"
+
+
 def test_broken_folder_fails_validation_with_the_stderr_tail(trained, tmp_path):
     folder = hub.build_hub_folder(trained, tmp_path / "out", REPO_ID)
     modeling = folder / "modeling_transformer_mt.py"
@@ -280,8 +303,11 @@ def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys
         "sentence": hub.DEFAULT_SENTENCE,
         "reports": [],
         "ctranslate2": None,
+        "space": None,
     }
     assert "Dry run: nothing uploaded" in capsys.readouterr().out
+    assert push_cli.main(["runs/base", REPO_ID, "--dry-run", "--with-space"]) == 0
+    assert received["space"] == f"{REPO_ID}-demo"
 
     monkeypatch.undo()
     assert push_cli.main(["runs/base", "no-namespace", "--dry-run"]) == 1

@@ -44,6 +44,14 @@ def build_parser():
         choices=["int8", "int8_float32", "bfloat16", "float32"],
         help="also put a CTranslate2 export (default int8) in the repo's ctranslate2/ folder (deploy extra)",
     )
+    p.add_argument(
+        "--with-space",
+        nargs="?",
+        const="",
+        metavar="SPACE_ID",
+        help="also build (beside the folder) and upload a Gradio Space that runs the model, and link it from the "
+        "card (default Space id: <repo_id>-demo)",
+    )
     return p
 
 
@@ -61,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             sentence=args.sentence,
             reports=args.report,
             ctranslate2=args.with_ctranslate2,
+            space=(args.with_space or f"{args.repo_id}-demo") if args.with_space is not None else None,
         )
     except (
         hub.InvalidRepoIdError,
@@ -76,8 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         f"Validated {check.model_class} / {check.tokenizer_class} / pipeline {', '.join(check.pipeline_tasks)}"
     )
     print(f"  {check.sentence!r} -> {check.translation!r}")
+    if result.space_folder is not None:
+        print(f"Space folder: {result.space_folder}")
     if result.uploaded:
         print(f"Uploaded to {result.repo_url}\n  commit: {result.commit_url}")
+        if result.space_url:
+            print(f"Space: {result.space_url}")
     else:
         print(f"Dry run: nothing uploaded. Folder: {result.folder}")
     return 0
