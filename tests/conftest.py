@@ -21,6 +21,8 @@ WORDS = (
 )
 SPECIAL = ["<pad>", "</s>", "<unk>"]  # the project tokenizer's layout: pad 0, eos 1, unk 2, no bos
 VOCAB = {token: i for i, token in enumerate(SPECIAL + WORDS.split())}
+# ids of the tiny random networks (no tokenizer): pad, bos (= decoder start), eos, vocabulary size
+PAD, BOS, EOS, TINY_VOCAB = 0, 1, 2, 40
 REPO_ID = "someone/tiny-en-fr"
 REPORT = EvalReport(
     bleu=12.3456,
@@ -36,6 +38,27 @@ REPORT = EvalReport(
         "best_checkpoint": "/home/me/run/ckpt-3",
     },
 )
+
+
+def tiny_config(**overrides) -> TransformerMTConfig:
+    """A 2+2-layer, d_model 32 network config over TINY_VOCAB ids, dropout off; `overrides` change any field."""
+    kwargs = dict(
+        vocab_size=TINY_VOCAB,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=48,
+        dropout=0.0,
+        max_position_embeddings=64,
+        pad_token_id=PAD,
+        bos_token_id=BOS,
+        eos_token_id=EOS,
+        decoder_start_token_id=BOS,
+    )
+    return TransformerMTConfig(**(kwargs | overrides))
 
 
 def tiny_tokenizer() -> PreTrainedTokenizerFast:

@@ -1,42 +1,27 @@
 """Gradient checkpointing and torch.compile: the Trainer flags a user sets to fit or speed up a bigger model."""
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import PAD, TINY_VOCAB, requires_data, tiny_args, tiny_config
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli.train import main as train_main
 from hf_seq2seq.inference import translate
 from hf_seq2seq.report import TRAINING_REPORT
 
-FRA_TXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "fra-eng" / "fra.txt"
-requires_data = pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"fra-eng data not found at {FRA_TXT}")
-PAD, BOS, EOS, VOCAB = 0, 1, 2, 40
+VOCAB = TINY_VOCAB
 
 
 def tiny_model(normalize_before: bool) -> TransformerMTForConditionalGeneration:
     torch.manual_seed(0)
-    config = TransformerMTConfig(
-        vocab_size=VOCAB,
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=48,
+    config = tiny_config(
         dropout=0.1,  # dropout on: the recomputed forward must draw the same masks
         attention_dropout=0.1,
         label_smoothing=0.1,
         normalize_before=normalize_before,
-        max_position_embeddings=64,
-        pad_token_id=PAD,
-        bos_token_id=BOS,
-        eos_token_id=EOS,
-        decoder_start_token_id=BOS,
     )
     return TransformerMTForConditionalGeneration(config).train()
 
@@ -87,26 +72,10 @@ def test_checkpointing_gives_the_same_loss_and_gradients_on_a_padded_batch(norma
         torch.testing.assert_close(checkpointed_gradients[name], gradient, msg=name)
 
 
-def tiny_run(output_dir: Path, *extra: str) -> list[str]:
-    """The tiny preset on 300 real pairs for 40 steps, evaluated once at the end."""
-    return [
-        "--preset", "tiny",
-        "--data-path", str(FRA_TXT),
-        "--output-dir", str(output_dir),
-        "--max-train-samples", "300",
-        "--max-eval-samples", "20",
-        "--max-test-samples", "20",
-        "--per-device-train-batch-size", "32",
-        "--max-steps", "40",
-        "--eval-steps", "40",
-        "--save-steps", "40",
-        *extra,
-    ]  # fmt: skip
-
-
 @requires_data
+@pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated")  # the usual flag, a 5.x alias
 def test_a_run_with_gradient_checkpointing_saves_a_model_that_loads_and_translates(tmp_path):
-    results = train_main(tiny_run(tmp_path, "--gradient_checkpointing", "true"))
+    results = train_main(tiny_args(tmp_path, "--max_steps", "40", "--gradient_checkpointing", "true"))
     state = json.loads((tmp_path / "trainer_state.json").read_text())
     assert state["global_step"] == 40 and results["training"]["global_step"] == 40
     assert (tmp_path / TRAINING_REPORT).is_file()
@@ -121,7 +90,7 @@ def test_a_run_with_gradient_checkpointing_saves_a_model_that_loads_and_translat
 @requires_data
 def test_a_run_with_torch_compile_finishes(tmp_path):
     """The padding-packed layers index by a data-dependent mask, so the graph breaks there: it runs, in pieces."""
-    results = train_main(tiny_run(tmp_path, "--torch-compile", "true"))
+    results = train_main(tiny_args(tmp_path, "--max_steps", "40", "--torch-compile", "true"))
     assert results["training"]["global_step"] == 40
     model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)  # saved without the compiled wrapper's prefix
     assert "model.encoder.layers.0.self_attn.qkv_proj.weight" in model.state_dict()

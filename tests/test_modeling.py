@@ -10,33 +10,13 @@ import pytest
 import synthetic_task
 import torch
 import torch.nn.functional as F
+from conftest import BOS, PAD, TINY_VOCAB, tiny_config
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
 
-PAD, BOS, EOS, VOCAB = 0, 1, 2, 40
-
-
-def tiny_config(**overrides) -> TransformerMTConfig:
-    kwargs = dict(
-        vocab_size=VOCAB,
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=48,
-        dropout=0.0,
-        max_position_embeddings=64,
-        pad_token_id=PAD,
-        bos_token_id=BOS,
-        eos_token_id=EOS,
-        decoder_start_token_id=BOS,
-    )
-    kwargs.update(overrides)
-    return TransformerMTConfig(**kwargs)
+VOCAB = TINY_VOCAB
 
 
 def tiny_model(seed: int = 0, **overrides) -> TransformerMTForConditionalGeneration:
