@@ -387,13 +387,15 @@ class TransformerMTDecoderLayer(nn.Module):
         self_keys_values[:, :, :, position] = qkv[:, 1:, :, 0].transpose(0, 1)  # (2, B, H, Dh)
         key, value = self_keys_values[:, :, :, : position + 1]  # (B, H, position+1, Dh)
         output, _ = attention.attend(qkv[:, 0], key, value, None)  # (B, 1, H, Dh)
-        hidden_states = self.self_attn_connection(hidden_states, attention.out_proj(output.reshape(batch, -1)))
+        output = attention.out_proj(output.reshape(batch, -1))  # (B, D)
+        hidden_states = self.self_attn_connection(hidden_states, output)
 
         attention = self.encoder_attn
         query = attention.q_proj(self.encoder_attn_connection.sublayer_input(hidden_states))
         query = query.view(batch, attention.num_heads, 1, attention.head_dim)  # (B, H, 1, Dh)
         output, _ = attention.attend(query, *cross_keys_values, cross_mask)  # (B, 1, H, Dh)
-        hidden_states = self.encoder_attn_connection(hidden_states, attention.out_proj(output.reshape(batch, -1)))
+        output = attention.out_proj(output.reshape(batch, -1))  # (B, D)
+        hidden_states = self.encoder_attn_connection(hidden_states, output)
 
         return self.ffn_connection(hidden_states, self.ffn(self.ffn_connection.sublayer_input(hidden_states)))
 
@@ -763,10 +765,11 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             kwargs["max_new_tokens"] = min(limit, config.max_new_tokens or limit)
         greedy = self._greedy_search_arguments(inputs, generation_config, kwargs)
         if greedy is not None:
-            return self.greedy_search(**greedy)
+            # decoded in inference mode; a copy made outside it is an ordinary tensor, as GenerationMixin returns
+            return self.greedy_search(**greedy).clone()
         return super().generate(inputs, generation_config=generation_config, **kwargs)
 
-    def _greedy_search_arguments(self, inputs: torch.Tensor | None, generation_config, kwargs: dict) -> dict | None:
+    def _greedy_search_arguments(self, inputs: torch.Tensor | None, generation_config, kwargs: dict):
         """The arguments of `greedy_search` for a `generate()` call that is plain greedy search, else None.
 
         Plain: in eval mode, `input_ids` and `attention_mask` as the only model inputs, and a generation config
@@ -803,7 +806,8 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             input_ids_length=1,  # the decoder starts from one token
             inputs_tensor=input_ids,
         )
-        start = config.decoder_start_token_id if config.decoder_start_token_id is not None else config.bos_token_id
+        start = config.decoder_start_token_id
+        start = config.bos_token_id if start is None else start
         eos = config.eos_token_id
         eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
         pad = config.pad_token_id if config.pad_token_id is not None else (eos or [None])[0]
@@ -842,7 +846,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         of buffers allocated for the whole output. Rows that have ended are dropped from the batch once they are
         a quarter of it, so that later steps compute only on the rows still decoding.
         """
-        encoder_output = self.model.encoder(input_ids, attention_mask=attention_mask).last_hidden_state  # (B, S, D)
+        encoder_output = self.model.encoder(input_ids, attention_mask).last_hidden_state  # (B, S, D)
         decoder = self.model.decoder
         cross_keys_values = decoder.cross_attention_keys_values(encoder_output)  # (L, 2, B, H, S, Dh)
         cross_mask = padding_mask(attention_mask, encoder_output.dtype)  # (B, 1, 1, S)
@@ -856,15 +860,16 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         ended = torch.zeros(batch, dtype=torch.bool, device=input_ids.device)  # (b,) of the rows in the batch
         tokens = sequences[:, 0]  # (b,)
         for position in range(max_new_tokens):
-            logits = self.lm_head(decoder.step(tokens, position, self_keys_values, cross_keys_values, cross_mask))
+            hidden_states = decoder.step(tokens, position, self_keys_values, cross_keys_values, cross_mask)
+            logits = self.lm_head(hidden_states)  # (b, V)
             if position < min_new_tokens:
-                logits[:, eos] = -math.inf  # (b, V)
+                logits[:, eos] = -math.inf
             tokens = logits.argmax(dim=-1).masked_fill_(ended, pad_token_id)  # (b,)
             sequences[rows, position + 1] = tokens
             ended |= torch.isin(tokens, eos)
             num_ended = int(ended.sum())
             if num_ended == len(rows):
-                return sequences[:, : position + 2]
+                return sequences[:, : position + 2].contiguous()
             if 4 * num_ended >= len(rows):
                 keep = (~ended).nonzero().squeeze(1)  # (b',)
                 rows, tokens, ended, cross_mask = rows[keep], tokens[keep], ended[keep], cross_mask[keep]
