@@ -5,7 +5,8 @@ vocab, width, depth, heads and FFN size the two do the same arithmetic and the r
 implementation. Measurements are interleaved (ours, Marian, ours, ...) and repeated; medians are reported.
 
 1. training throughput: forward + backward + AdamW step, non-pad (source + target) tokens per second;
-2. greedy `generate()` throughput at batch 64 and latency at batch 1 (a fixed number of new tokens);
+2. greedy `generate()` throughput at batch 64 and latency at batch 1 (a fixed number of new tokens), through
+   plain `model.generate(...)` calls: ours then runs its hand-written greedy search (see `generate_path`);
 3. peak memory of one training step (CUDA: allocator peak; CPU: resident-set growth, in a fresh process);
 4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured fp32
    matmul peak on the same device.
@@ -134,6 +135,27 @@ def train_step_fn(model: torch.nn.Module, device: str, dtype: torch.dtype | None
     return step
 
 
+def generate_kwargs(batch: dict, new_tokens: int) -> dict:
+    """The arguments of the measured `generate()` calls: plain greedy search of exactly `new_tokens` tokens."""
+    return dict(
+        input_ids=batch["input_ids"],
+        attention_mask=batch["attention_mask"],
+        do_sample=False,
+        num_beams=1,
+        min_new_tokens=new_tokens,
+        max_new_tokens=new_tokens,
+    )
+
+
+def generate_path(model: torch.nn.Module, batch: dict, new_tokens: int) -> str:
+    """Which decoding loop `model.generate(**generate_kwargs(...))` runs: our hand-written greedy search (the
+    default for plain greedy calls) or transformers' `GenerationMixin` greedy search."""
+    arguments = getattr(model, "_greedy_search_arguments", None)
+    if arguments is not None and arguments(None, None, generate_kwargs(batch, new_tokens)) is not None:
+        return "greedy_search (hand-written)"
+    return "GenerationMixin"
+
+
 def generate_fn(model: torch.nn.Module, new_tokens: int, dtype: torch.dtype | None):
     """Greedy generation of exactly `new_tokens` tokens, with the weights stored in `dtype` (a copy)."""
     if dtype is not None:
@@ -142,14 +164,7 @@ def generate_fn(model: torch.nn.Module, new_tokens: int, dtype: torch.dtype | No
 
     def run(batch: dict) -> None:
         with torch.inference_mode():
-            out = model.generate(
-                input_ids=batch["input_ids"],
-                attention_mask=batch["attention_mask"],
-                do_sample=False,
-                num_beams=1,
-                min_new_tokens=new_tokens,
-                max_new_tokens=new_tokens,
-            )
+            out = model.generate(**generate_kwargs(batch, new_tokens))
         assert out.shape[1] == new_tokens + 1
 
     return run
@@ -380,6 +395,7 @@ def run_benchmark(
             if measure_memory and measure_training
             else None,
         }
+    paths = {name: generate_path(model.eval(), gen[0], new_tokens) for name, model in models.items()}
     ratios = {
         key: figures["ours"][key] / figures["marian"][key]
         for key in figures["ours"]
@@ -404,6 +420,7 @@ def run_benchmark(
             repeats=repeats,
         ),
         "matmul_peak_flops_per_s": peak,
+        "generate_path": paths,
         "ours": figures["ours"],
         "marian": figures["marian"],
         "ratio_ours_over_marian": ratios,
@@ -428,6 +445,7 @@ def format_table(result: dict) -> str:
         f"size={result['size']} {result['sizes']} device={result['device']} ({result['device_name']}), "
         f"{result['threads']} threads, {result['dtype']}; fp32 matmul peak "
         f"{result['matmul_peak_flops_per_s'] / 1e9:.1f} GFLOP/s",
+        f"generate(): ours runs {result['generate_path']['ours']}, Marian {result['generate_path']['marian']}",
         f"{'':34}{'ours':>12}{'Marian':>12}{'ours/Marian':>13}",
     ]
     for label, key, fmt in rows:

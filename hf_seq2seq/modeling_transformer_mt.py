@@ -206,6 +206,22 @@ class TransformerMTAttention(nn.Module):
                     key, value, self.layer_idx
                 )  # (B, H, P+T, Dh)
 
+        output, weights = self.attend(query, key, value, attention_mask, output_attentions)
+        output = output.reshape(query.shape[0], query.shape[2], -1)  # (B, T, D)
+        if token_mask is not None:
+            output = output[token_mask]  # (N, D)
+        return self.out_proj(output), weights  # (B, T, D) or (N, D), (B, H, T, K)
+
+    def attend(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """softmax(Q Kᵀ / √Dh + mask) V over (B, H, T, Dh) queries and (B, H, K, Dh) keys/values -> (B, T, H, Dh),
+        with the configured implementation; the weights (B, H, T, K) only from the eager one."""
         # output_attentions needs the weights, which only the eager path materialises
         implementation = "eager" if output_attentions else self.config._attn_implementation
         if implementation == "sdpa":
@@ -233,10 +249,7 @@ class TransformerMTAttention(nn.Module):
                 scaling=self.scaling,
                 dropout=self.dropout if self.training else 0.0,
             )  # (B, T, H, Dh)
-        output = output.reshape(query.shape[0], query.shape[2], -1)  # (B, T, D)
-        if token_mask is not None:
-            output = output[token_mask]  # (N, D)
-        return self.out_proj(output), weights  # (B, T, D) or (N, D), (B, H, T, K)
+        return output, weights
 
 
 class TransformerMTFeedForward(nn.Module):
@@ -358,6 +371,38 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
         )
         return hidden_states, self_weights, cross_weights  # (B, T, D) or (N, D), (B, H, T, P+T), (B, H, T, S)
 
+    def step(
+        self,
+        hidden_states: torch.Tensor,
+        position: int,
+        self_keys_values: torch.Tensor,
+        cross_keys_values: torch.Tensor,
+        cross_mask: torch.Tensor,
+    ) -> torch.Tensor:
+        """One decoding step of the newest token only (hand-written greedy search): `hidden_states` (B, D) at
+        target position `position`; its key and value are written into slot `position` of `self_keys_values`
+        (2, B, H, L, Dh), whose slots 0..position it attends to (no mask: all are in its past); it attends to
+        the encoder output through `cross_keys_values` (2, B, H, S, Dh) and the additive `cross_mask` (B, 1, 1, S).
+        """
+        batch = hidden_states.shape[0]
+        attention = self.self_attn
+        qkv = attention.qkv_proj(self.self_attn_connection.sublayer_input(hidden_states))
+        qkv = qkv.view(batch, 3, attention.num_heads, 1, attention.head_dim)  # (B, 3, H, 1, Dh)
+        self_keys_values[:, :, :, position] = qkv[:, 1:, :, 0].transpose(0, 1)  # (2, B, H, Dh)
+        key, value = self_keys_values[:, :, :, : position + 1]  # (B, H, position+1, Dh)
+        output, _ = attention.attend(qkv[:, 0], key, value, None)  # (B, 1, H, Dh)
+        output = attention.out_proj(output.reshape(batch, -1))  # (B, D)
+        hidden_states = self.self_attn_connection(hidden_states, output)
+
+        attention = self.encoder_attn
+        query = attention.q_proj(self.encoder_attn_connection.sublayer_input(hidden_states))
+        query = query.view(batch, attention.num_heads, 1, attention.head_dim)  # (B, H, 1, Dh)
+        output, _ = attention.attend(query, *cross_keys_values, cross_mask)  # (B, 1, H, Dh)
+        output = attention.out_proj(output.reshape(batch, -1))  # (B, D)
+        hidden_states = self.encoder_attn_connection(hidden_states, output)
+
+        return self.ffn_connection(hidden_states, self.ffn(self.ffn_connection.sublayer_input(hidden_states)))
+
 
 class TransformerMTPreTrainedModel(PreTrainedModel):
     config: TransformerMTConfig
@@ -459,9 +504,9 @@ class TransformerMTDecoder(TransformerMTStack):
         )
         self.config = config
 
-    def cache_cross_attention(self, encoder_hidden_states: torch.Tensor, cache: EncoderDecoderCache) -> None:
-        """Cross-attention keys and values of every layer, from one (D -> L·2D) matmul over the encoder output,
-        stored in the cross-attention cache at the first decoding step."""
+    def cross_attention_keys_values(self, encoder_hidden_states: torch.Tensor) -> torch.Tensor:
+        """Cross-attention keys and values of every layer, from one (D -> L·2D) matmul over the encoder output:
+        (B, S, D) -> (L, 2, B, H, S, Dh)."""
         projections = [layer.encoder_attn.kv_proj for layer in self.layers]
         weight = torch.cat([p.weight for p in projections])  # (L·2D, D)
         bias = torch.cat([p.bias for p in projections])  # (L·2D,)
@@ -470,9 +515,29 @@ class TransformerMTDecoder(TransformerMTStack):
         keys_values = F.linear(encoder_hidden_states, weight, bias).view(
             batch, length, len(self.layers), 2, attention.num_heads, attention.head_dim
         )  # (B, S, L, 2, H, Dh)
-        for layer_idx, (key, value) in enumerate(keys_values.permute(2, 3, 0, 4, 1, 5)):  # (2, B, H, S, Dh)
-            cache.cross_attention_cache.update(key, value, layer_idx)
+        return keys_values.permute(2, 3, 0, 4, 1, 5)  # (L, 2, B, H, S, Dh)
+
+    def cache_cross_attention(self, encoder_hidden_states: torch.Tensor, cache: EncoderDecoderCache) -> None:
+        """The cross-attention keys and values of every layer, stored in the cache at the first decoding step."""
+        for layer_idx, (key, value) in enumerate(self.cross_attention_keys_values(encoder_hidden_states)):
+            cache.cross_attention_cache.update(key, value, layer_idx)  # (B, H, S, Dh)
             cache.is_updated[layer_idx] = True
+
+    def step(
+        self,
+        input_ids: torch.LongTensor,
+        position: int,
+        self_keys_values: torch.Tensor,
+        cross_keys_values: torch.Tensor,
+        cross_mask: torch.Tensor,
+    ) -> torch.Tensor:
+        """One decoding step of the newest tokens (B,) at target position `position` -> (B, D) last hidden states;
+        `self_keys_values` (L, 2, B, H, max length, Dh) and `cross_keys_values` (L, 2, B, H, S, Dh) hold each
+        layer's keys and values (see `TransformerMTDecoderLayer.step`)."""
+        hidden_states = self.embed(input_ids[:, None], start=position)[:, 0]  # (B, D)
+        for layer, self_kv, cross_kv in zip(self.layers, self_keys_values, cross_keys_values, strict=True):
+            hidden_states = layer.step(hidden_states, position, self_kv, cross_kv, cross_mask)
+        return self.layer_norm(hidden_states) if self.layer_norm is not None else hidden_states
 
     @can_return_tuple
     def forward(
@@ -597,6 +662,25 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
         )
 
 
+# the generation-config fields `greedy_search` implements: a call whose other fields are at their defaults is
+# plain greedy search
+GREEDY_SEARCH_FIELDS = {
+    "max_length",
+    "max_new_tokens",
+    "min_length",
+    "min_new_tokens",
+    "max_length_a",  # the length rule, applied by `generate()`
+    "max_length_b",
+    "decoder_start_token_id",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    "use_cache",  # the same sequences with or without a cache
+    "_from_model_config",
+    "transformers_version",
+}
+
+
 class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, GenerationMixin):
     """The encoder-decoder with its output projection to the vocabulary, a loss, and `generate()`.
 
@@ -661,12 +745,17 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
     def generate(self, inputs: torch.Tensor | None = None, generation_config=None, **kwargs):
-        """`GenerationMixin.generate`, with an output length relative to the source (as in fairseq/Marian).
+        """`GenerationMixin.generate`, with an output length relative to the source (as in fairseq/Marian), and
+        plain greedy search run by a hand-written loop.
 
         When the generation config has `max_length_a` and `max_length_b` and the call sets neither
         `max_new_tokens` nor `max_length`, a translation may have up to `ceil(a * S + b)` new tokens, within
         the config's `max_new_tokens`; S is the padded source length, the batch's longest source. Long inputs
         are then not cut short, and a decoder stuck in a loop stops soon after a sensible length.
+
+        A call that is plain greedy search (see `_greedy_search_arguments`) runs `greedy_search`, which returns
+        the same sequences as `GenerationMixin.generate` with a fraction of its per-token work; any other call
+        (beams, sampling, processors, extra outputs, ...) runs `GenerationMixin.generate`.
         """
         config = generation_config or self.generation_config
         a, b = getattr(config, "max_length_a", None), getattr(config, "max_length_b", None)
@@ -679,7 +768,119 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         ):
             limit = max(1, math.ceil(round(a * source.shape[-1] + b, 6)))
             kwargs["max_new_tokens"] = min(limit, config.max_new_tokens or limit)
+        greedy = self._greedy_search_arguments(inputs, generation_config, kwargs)
+        if greedy is not None:
+            # decoded in inference mode; a copy made outside it is an ordinary tensor, as GenerationMixin returns
+            return self.greedy_search(**greedy).clone()
         return super().generate(inputs, generation_config=generation_config, **kwargs)
+
+    def _greedy_search_arguments(self, inputs: torch.Tensor | None, generation_config, kwargs: dict):
+        """The arguments of `greedy_search` for a `generate()` call that is plain greedy search, else None.
+
+        Plain: in eval mode, `input_ids` and `attention_mask` as the only model inputs, and a generation config
+        (resolved as `GenerationMixin.generate` does) at its defaults except in `GREEDY_SEARCH_FIELDS`.
+        """
+        if self.training or (inputs is not None and "input_ids" in kwargs):
+            return None
+        default_length = {
+            name: kwargs.get(name) is None
+            and (generation_config is None or getattr(generation_config, name) is None)
+            and getattr(self.generation_config, name) is None
+            for name in ("max_length", "min_length")
+        }
+        config, model_kwargs = self._prepare_generation_config(generation_config, **kwargs)
+        input_ids = model_kwargs.pop("input_ids", inputs)
+        attention_mask = model_kwargs.pop("attention_mask", None)
+        defaults = config._get_default_generation_params()
+        if (
+            input_ids is None
+            or attention_mask is None
+            or model_kwargs
+            or any(
+                value != defaults[name] if name in defaults else value not in (None, False)
+                for name, value in config.to_dict().items()
+                if name not in GREEDY_SEARCH_FIELDS
+            )
+        ):
+            return None
+        config = self._prepare_generated_length(
+            config,
+            has_default_max_length=default_length["max_length"],
+            has_default_min_length=default_length["min_length"],
+            model_input_name="input_ids",
+            input_ids_length=1,  # the decoder starts from one token
+            inputs_tensor=input_ids,
+        )
+        start = config.decoder_start_token_id
+        start = config.bos_token_id if start is None else start
+        eos = config.eos_token_id
+        eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+        pad = config.pad_token_id if config.pad_token_id is not None else (eos or [None])[0]
+        max_new_tokens, min_new_tokens = config.max_length - 1, (config.min_length or 0) - 1
+        if start is None or not 1 <= max_new_tokens <= self.config.max_position_embeddings:
+            return None  # GenerationMixin raises the error
+        if min_new_tokens > max_new_tokens or (eos and pad is None):
+            return None
+        return dict(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            max_new_tokens=max_new_tokens,
+            min_new_tokens=min_new_tokens,
+            eos_token_ids=eos,
+            pad_token_id=pad if pad is not None else 0,
+            decoder_start_token_id=start,
+        )
+
+    @torch.inference_mode()
+    def greedy_search(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor,
+        max_new_tokens: int,
+        min_new_tokens: int,
+        eos_token_ids: list[int],
+        pad_token_id: int,
+        decoder_start_token_id: int,
+    ) -> torch.LongTensor:
+        """Greedy decoding: (B, S) source -> (B, 1 + N) target ids, `decoder_start_token_id` first, `pad_token_id`
+        after a row's EOS, N <= `max_new_tokens` (stopping when every row has ended), no EOS among the first
+        `min_new_tokens` tokens.
+
+        The encoder runs once, the cross-attention keys and values of every layer are computed once, and each
+        step runs the decoder on the newest token only, writing its self-attention keys and values into slot t
+        of buffers allocated for the whole output. Rows that have ended are dropped from the batch once they are
+        a quarter of it, so that later steps compute only on the rows still decoding.
+        """
+        encoder_output = self.model.encoder(input_ids, attention_mask).last_hidden_state  # (B, S, D)
+        decoder = self.model.decoder
+        cross_keys_values = decoder.cross_attention_keys_values(encoder_output)  # (L, 2, B, H, S, Dh)
+        cross_mask = padding_mask(attention_mask, encoder_output.dtype)  # (B, 1, 1, S)
+        layers, _, batch, heads, _, head_dim = cross_keys_values.shape
+        self_keys_values = encoder_output.new_empty(layers, 2, batch, heads, max_new_tokens, head_dim)
+
+        sequences = input_ids.new_full((batch, 1 + max_new_tokens), pad_token_id)  # (B, 1 + N)
+        sequences[:, 0] = decoder_start_token_id
+        eos = torch.tensor(eos_token_ids, dtype=torch.long, device=input_ids.device)
+        rows = torch.arange(batch, device=input_ids.device)  # the rows of `sequences` in the batch
+        ended = torch.zeros(batch, dtype=torch.bool, device=input_ids.device)  # (b,) of the rows in the batch
+        tokens = sequences[:, 0]  # (b,)
+        for position in range(max_new_tokens):
+            hidden_states = decoder.step(tokens, position, self_keys_values, cross_keys_values, cross_mask)
+            logits = self.lm_head(hidden_states)  # (b, V)
+            if position < min_new_tokens:
+                logits[:, eos] = -math.inf
+            tokens = logits.argmax(dim=-1).masked_fill_(ended, pad_token_id)  # (b,)
+            sequences[rows, position + 1] = tokens
+            ended |= torch.isin(tokens, eos)
+            num_ended = int(ended.sum())
+            if num_ended == len(rows):
+                return sequences[:, : position + 2].contiguous()
+            if 4 * num_ended >= len(rows):
+                keep = (~ended).nonzero().squeeze(1)  # (b',)
+                rows, tokens, ended, cross_mask = rows[keep], tokens[keep], ended[keep], cross_mask[keep]
+                self_keys_values = self_keys_values.index_select(2, keep)
+                cross_keys_values = cross_keys_values.index_select(2, keep)
+        return sequences
 
     @can_return_tuple
     def forward(

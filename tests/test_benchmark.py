@@ -42,4 +42,6 @@ def test_generate_only_benchmark_reports_decoding_and_no_training(capsys):
         "generate_b64_new_tokens_per_s",
         "latency_b1_ms_per_token",
     }
-    assert "n/a" in capsys.readouterr().out
+    assert result["generate_path"] == {"ours": "greedy_search (hand-written)", "marian": "GenerationMixin"}
+    output = capsys.readouterr().out
+    assert "n/a" in output and "ours runs greedy_search (hand-written)" in output

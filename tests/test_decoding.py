@@ -1,10 +1,14 @@
 """generate()'s default (cached) decoding path gives the same tokens and scores as decoding without a cache,
-for greedy and beam search, over batch sizes and padding; the step does no per-token signature inspection."""
+for greedy and beam search, over batch sizes and padding; the step does no per-token signature inspection;
+plain greedy generate() (the model's hand-written greedy search) returns GenerationMixin's sequences, and every
+other call still runs GenerationMixin."""
 
 import inspect
+import math
 
 import pytest
 import torch
+from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 
@@ -125,3 +129,101 @@ def test_decoding_step_does_not_inspect_signatures(monkeypatch):
             model.generate(**batch, min_new_tokens=new_tokens, max_new_tokens=new_tokens, eos_token_id=None)
         counts.append(len(calls))
     assert counts[0] == counts[1]
+
+
+def transformers_generate(model, **kwargs):
+    """`GenerationMixin.generate` itself, skipping the model's override (and so its hand-written greedy search)."""
+    return GenerationMixin.generate(model, **kwargs)
+
+
+def ending_token(model, batch: dict) -> int:
+    """The token that, used as EOS, ends the rows of `batch` at the most different steps."""
+    with torch.inference_mode():
+        sequences = transformers_generate(model, **batch, max_new_tokens=12, eos_token_id=None)[:, 1:]
+
+    def first_steps(token: int) -> set:
+        return {int(row.eq(token).nonzero()[0]) if row.eq(token).any() else None for row in sequences}
+
+    return max(sequences.unique().tolist(), key=lambda token: len(first_steps(token)))
+
+
+@pytest.mark.parametrize("lengths", BATCHES.values(), ids=BATCHES.keys())
+@pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
+@pytest.mark.parametrize("attn_implementation", ["sdpa", "eager"])
+def test_greedy_search_equals_generation_mixin(lengths, normalize_before, attn_implementation):
+    """Plain greedy generate() takes the hand-written greedy search and returns GenerationMixin's sequences:
+    rows ending at different steps (pad after EOS, the batch shrinking), min_new_tokens, no EOS at all."""
+    model = random_model(normalize_before, attn_implementation)
+    batch = padded_batch(lengths, seed=len(lengths))
+    eos = ending_token(model, batch)
+    calls = (
+        dict(max_new_tokens=12),
+        dict(max_new_tokens=12, eos_token_id=eos),
+        dict(max_new_tokens=12, min_new_tokens=5, eos_token_id=eos),
+        dict(max_new_tokens=9, min_new_tokens=9, eos_token_id=eos),  # the benchmark's exact length
+        dict(max_length=8, eos_token_id=[eos, EOS]),
+        dict(eos_token_id=None),  # the default length
+    )
+    for kwargs in calls:
+        assert model._greedy_search_arguments(None, None, {**batch, **kwargs}) is not None, kwargs
+        with torch.inference_mode():
+            ours = model.generate(**batch, **kwargs)
+            expected = transformers_generate(model, **batch, **kwargs)
+        assert torch.equal(ours, expected), kwargs
+        if kwargs == calls[1]:
+            assert (ours == PAD).any() or ours.shape[1] < 13  # some row ended before the limit
+
+
+@pytest.mark.parametrize("lengths", [BATCHES["b1"], BATCHES["b8-padded"]], ids=["b1", "b8-padded"])
+def test_greedy_search_applies_the_length_rule(lengths):
+    """With max_length_a/b in the generation config, the hand-written path stops where GenerationMixin does."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(lengths, seed=5)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=BOS,
+        eos_token_id=ending_token(model, batch),
+        pad_token_id=PAD,
+        num_beams=1,
+        do_sample=False,
+        max_new_tokens=63,
+        max_length_a=0.5,
+        max_length_b=2,
+    )
+    limit = math.ceil(0.5 * max(lengths) + 2)
+    with torch.inference_mode():
+        ours = model.generate(**batch)
+        long = model.generate(**batch, min_new_tokens=limit)
+        expected = transformers_generate(model, **batch, max_new_tokens=limit)
+    assert torch.equal(ours, expected)
+    assert long.shape[1] == 1 + limit
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(num_beams=4),
+        dict(output_scores=True, return_dict_in_generate=True),
+        dict(repetition_penalty=1.3),
+        dict(no_repeat_ngram_size=2),
+        dict(do_sample=True, top_k=5),
+        dict(num_return_sequences=1, forced_eos_token_id=EOS),
+        dict(logits_processor=LogitsProcessorList()),
+        dict(decoder_input_ids=torch.full((3, 1), BOS)),
+    ],
+    ids=lambda kwargs: next(iter(kwargs)) if "forced_eos_token_id" not in kwargs else "forced_eos",
+)
+def test_other_generate_calls_fall_back_to_generation_mixin(kwargs, monkeypatch):
+    """Anything but plain greedy search runs GenerationMixin.generate, with the same result as calling it."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b3-padded"], seed=4)
+    assert model._greedy_search_arguments(None, None, {**batch, **kwargs}) is None
+    monkeypatch.setattr(model, "greedy_search", None)  # would fail if called
+    with torch.inference_mode():
+        torch.manual_seed(0)
+        ours = model.generate(**batch, max_new_tokens=6, **kwargs)
+        torch.manual_seed(0)
+        expected = transformers_generate(model, **batch, max_new_tokens=6, **kwargs)
+    if isinstance(ours, torch.Tensor):
+        assert torch.equal(ours, expected)
+    else:
+        assert torch.equal(ours.sequences, expected.sequences)
