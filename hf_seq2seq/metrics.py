@@ -68,8 +68,8 @@ def score_translations(
     streams = reference_streams(refs)
     hyps = list(hypotheses)
     bleu, chrf = sacrebleu.BLEU(), sacrebleu.CHRF()
-    return {
-        "bleu": float(bleu.corpus_score(hyps, streams).score),
+    return {  # sacrebleu's BLEU of a perfect match is 100.00000000000004 (exp of a sum of logs): cap it
+        "bleu": min(100.0, float(bleu.corpus_score(hyps, streams).score)),
         "chrf": float(chrf.corpus_score(hyps, streams).score),
         "bleu_signature": str(bleu.get_signature()),
         "chrf_signature": str(chrf.get_signature()),

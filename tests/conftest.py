@@ -1,5 +1,8 @@
-"""What several test files share: the data path, a tiny word-level model folder, one tiny training run."""
+"""What several test files share: the real corpus's path, a synthetic corpus, a tiny word-level model folder,
+one tiny training run (on the synthetic corpus, so training is tested without the real data)."""
 
+import itertools
+import random
 from pathlib import Path
 
 import pytest
@@ -13,8 +16,82 @@ from hf_seq2seq.report import EvalReport
 from hf_seq2seq.training import greedy_generation_config
 
 ROOT = Path(__file__).resolve().parents[1]
-FRA_TXT = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"
-requires_data = pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"fra-eng data not found at {FRA_TXT}")
+FRA_TXT = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"  # the real corpus, for tests about it alone
+
+# A synthetic English-French corpus: every "<subject> <verb> a <adjective> <noun> ." in both languages
+SUBJECTS = [
+    ("the boy", "le garçon"),
+    ("the girl", "la fille"),
+    ("my friend", "mon ami"),
+    ("the teacher", "le professeur"),
+    ("his father", "son père"),
+    ("her mother", "sa mère"),
+    ("the king", "le roi"),
+    ("the doctor", "le médecin"),
+    ("our neighbour", "notre voisin"),
+    ("the child", "l'enfant"),
+]
+VERBS = [
+    ("sees", "voit"),
+    ("likes", "aime"),
+    ("wants", "veut"),
+    ("finds", "trouve"),
+    ("draws", "dessine"),
+    ("buys", "achète"),
+]
+ADJECTIVES = [
+    ("red", "rouge"),
+    ("blue", "bleu"),
+    ("black", "noir"),
+    ("green", "vert"),
+    ("small", "petit"),
+    ("white", "blanc"),
+    ("big", "grand"),
+    ("cheap", "bon marché"),
+]
+NOUNS = [
+    ("cat", "chat"),
+    ("dog", "chien"),
+    ("book", "livre"),
+    ("bike", "vélo"),
+    ("boat", "bateau"),
+    ("pen", "stylo"),
+    ("train", "train"),
+    ("hat", "chapeau"),
+    ("truck", "camion"),
+    ("ball", "ballon"),
+]
+
+
+def synthetic_pairs() -> list[tuple[str, str]]:
+    """4800 unique sources; those with "likes" have a second translation (some rows have two references)."""
+    pairs = []
+    for (s_en, s_fr), (v_en, v_fr), (a_en, a_fr), (n_en, n_fr) in itertools.product(
+        SUBJECTS, VERBS, ADJECTIVES, NOUNS
+    ):
+        source = f"{s_en} {v_en} a {a_en} {n_en} ."
+        pairs.append((source, f"{s_fr} {v_fr} un {n_fr} {a_fr} ."))
+        if v_en == "likes":
+            pairs.append((source, f"{s_fr} adore un {n_fr} {a_fr} ."))
+    return pairs
+
+
+def write_fra_txt(path: Path, seed: int | None = None) -> Path:
+    """The synthetic corpus as a fra.txt (`English<TAB>French` lines): in generation order, or with `seed`
+    in a seeded random order (so that its first few hundred pairs mix every subject, verb and noun)."""
+    pairs = synthetic_pairs()
+    if seed is not None:
+        random.Random(seed).shuffle(pairs)
+    path.write_text("".join(f"{en}\t{fr}\n" for en, fr in pairs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def synthetic_fra_txt(tmp_path_factory) -> Path:
+    """The synthetic corpus in a seeded random order, written once for the session: the `--data_path` of the
+    tiny training runs (the fra-eng loader splits it by hashed source sentence like the real file)."""
+    return write_fra_txt(tmp_path_factory.mktemp("synthetic") / "fra.txt", seed=0)
+
 
 WORDS = (
     "how are you ? i like cheese . good morning thank ! comment allez vous je aime le fromage bonjour merci"
@@ -108,11 +185,11 @@ def trained(tmp_path_factory) -> Path:
     return make_trained_folder(tmp_path_factory.mktemp("trained") / "model")
 
 
-def tiny_args(output_dir: Path, *extra: str) -> list[str]:
-    """`hf-seq2seq train` flags for a tiny run on the first 300 fra-eng pairs."""
+def tiny_args(data_path: Path, output_dir: Path, *extra: str) -> list[str]:
+    """`hf-seq2seq train` flags for a tiny run on the first 300 train pairs of `data_path` (a fra.txt)."""
     return [
         "--preset", "tiny",
-        "--data_path", str(FRA_TXT),
+        "--data_path", str(data_path),
         "--output_dir", str(output_dir),
         "--max_train_samples", "300",
         "--max_eval_samples", "40",
@@ -125,13 +202,13 @@ def tiny_args(output_dir: Path, *extra: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory) -> tuple[Path, dict]:
-    """One tiny training run (300 steps on 300 real pairs), shared by every test that needs a trained model:
-    its output folder and the results `hf-seq2seq train` returned."""
-    if not FRA_TXT.is_file():
-        pytest.skip(f"fra-eng data not found at {FRA_TXT}")
+def tiny_run(tmp_path_factory, synthetic_fra_txt) -> tuple[Path, dict]:
+    """One tiny training run (300 steps on 300 synthetic pairs), shared by every test that needs a trained
+    model: its output folder and the results `hf-seq2seq train` returned."""
     from hf_seq2seq.cli import train
 
     output_dir = tmp_path_factory.mktemp("run")
-    results = train.main(tiny_args(output_dir, "--max_steps", "300", "--average_last", "2"))
+    results = train.main(
+        tiny_args(synthetic_fra_txt, output_dir, "--max_steps", "300", "--average_last", "2")
+    )
     return output_dir, results

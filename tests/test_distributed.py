@@ -1,10 +1,10 @@
 """Several processes on CPU (gloo): `torchrun` and `accelerate launch` run `scripts/train.py` unchanged.
 
-The data is a small synthetic English-French corpus written to `tmp_path` (some sources have two
-translations, so validation and test use several references), so nothing is downloaded or skipped.
+The data is the small synthetic English-French corpus of `conftest.synthetic_pairs`, written to `tmp_path` (some
+sources have two translations, so validation and test use several references), so nothing is downloaded or
+skipped.
 """
 
-import itertools
 import json
 import os
 import signal
@@ -19,6 +19,7 @@ import psutil
 import pytest
 import torch
 from accelerate.data_loader import prepare_data_loader
+from conftest import ROOT, synthetic_pairs, write_fra_txt
 from datasets import Dataset
 from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM, EvalPrediction, Seq2SeqTrainingArguments
@@ -33,72 +34,10 @@ from hf_seq2seq.training import (
     validation_metrics,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 TRAIN_SCRIPT = ROOT / "scripts" / "train.py"
 DDP_CONFIG = ROOT / "configs" / "accelerate_ddp.yaml"
 FSDP_CONFIG = ROOT / "configs" / "accelerate_fsdp.yaml"
 TOTAL_BATCH_LINE = "Total train batch size (w. parallel, distributed & accumulation) = {}"
-
-SUBJECTS = [
-    ("the boy", "le garçon"),
-    ("the girl", "la fille"),
-    ("my friend", "mon ami"),
-    ("the teacher", "le professeur"),
-    ("his father", "son père"),
-    ("her mother", "sa mère"),
-    ("the king", "le roi"),
-    ("the doctor", "le médecin"),
-    ("our neighbour", "notre voisin"),
-    ("the child", "l'enfant"),
-]
-VERBS = [
-    ("sees", "voit"),
-    ("likes", "aime"),
-    ("wants", "veut"),
-    ("finds", "trouve"),
-    ("draws", "dessine"),
-    ("buys", "achète"),
-]
-ADJECTIVES = [
-    ("red", "rouge"),
-    ("blue", "bleu"),
-    ("black", "noir"),
-    ("green", "vert"),
-    ("small", "petit"),
-    ("white", "blanc"),
-    ("big", "grand"),
-    ("cheap", "bon marché"),
-]
-NOUNS = [
-    ("cat", "chat"),
-    ("dog", "chien"),
-    ("book", "livre"),
-    ("bike", "vélo"),
-    ("boat", "bateau"),
-    ("pen", "stylo"),
-    ("train", "train"),
-    ("hat", "chapeau"),
-    ("truck", "camion"),
-    ("ball", "ballon"),
-]
-
-
-def synthetic_pairs() -> list[tuple[str, str]]:
-    """4800 unique sources; those with "likes" have a second translation (some rows have two references)."""
-    pairs = []
-    for (s_en, s_fr), (v_en, v_fr), (a_en, a_fr), (n_en, n_fr) in itertools.product(
-        SUBJECTS, VERBS, ADJECTIVES, NOUNS
-    ):
-        source = f"{s_en} {v_en} a {a_en} {n_en} ."
-        pairs.append((source, f"{s_fr} {v_fr} un {n_fr} {a_fr} ."))
-        if v_en == "likes":
-            pairs.append((source, f"{s_fr} adore un {n_fr} {a_fr} ."))
-    return pairs
-
-
-def write_fra_txt(path: Path) -> Path:
-    path.write_text("".join(f"{en}\t{fr}\n" for en, fr in synthetic_pairs()), encoding="utf-8")
-    return path
 
 
 def write_jsonl_shards(folder: Path, shards: int) -> Path:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 import torch
-from conftest import PAD, TINY_VOCAB, requires_data, tiny_args, tiny_config
+from conftest import PAD, TINY_VOCAB, tiny_args, tiny_config
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
@@ -72,25 +72,33 @@ def test_checkpointing_gives_the_same_loss_and_gradients_on_a_padded_batch(norma
         torch.testing.assert_close(checkpointed_gradients[name], gradient, msg=name)
 
 
-@requires_data
 @pytest.mark.filterwarnings("ignore:`gradient_checkpointing` is deprecated")  # the usual flag, a 5.x alias
-def test_a_run_with_gradient_checkpointing_saves_a_model_that_loads_and_translates(tmp_path):
-    results = train_main(tiny_args(tmp_path, "--max_steps", "40", "--gradient_checkpointing", "true"))
+def test_a_run_with_gradient_checkpointing_saves_a_model_that_loads_and_translates(
+    tmp_path, synthetic_fra_txt
+):
+    results = train_main(
+        tiny_args(synthetic_fra_txt, tmp_path, "--max_steps", "40", "--gradient_checkpointing", "true")
+    )
     state = json.loads((tmp_path / "trainer_state.json").read_text())
     assert state["global_step"] == 40 and results["training"]["global_step"] == 40
     assert (tmp_path / TRAINING_REPORT).is_file()
 
     model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
     assert not any(layer.gradient_checkpointing for layer in model.model.encoder.layers)  # a fresh model
-    translations = translate(model, AutoTokenizer.from_pretrained(tmp_path), ["I am cold.", "Go away!"])
+    translations = translate(
+        model,
+        AutoTokenizer.from_pretrained(tmp_path),
+        ["the boy sees a red cat .", "her mother buys a cheap truck ."],
+    )
     assert len(translations) == 2 and all(translations)
 
 
 @pytest.mark.slow  # compiling takes minutes on 2 cores
-@requires_data
-def test_a_run_with_torch_compile_finishes(tmp_path):
+def test_a_run_with_torch_compile_finishes(tmp_path, synthetic_fra_txt):
     """The padding-packed layers index by a data-dependent mask, so the graph breaks there: it runs, in pieces."""
-    results = train_main(tiny_args(tmp_path, "--max_steps", "40", "--torch-compile", "true"))
+    results = train_main(
+        tiny_args(synthetic_fra_txt, tmp_path, "--max_steps", "40", "--torch-compile", "true")
+    )
     assert results["training"]["global_step"] == 40
     model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)  # saved without the compiled wrapper's prefix
     assert "model.encoder.layers.0.self_attn.qkv_proj.weight" in model.state_dict()

@@ -16,6 +16,7 @@ from hf_seq2seq.metrics import (
     score_by_length,
     score_translations,
 )
+from hf_seq2seq.report import EvalReport
 
 WORDS = "the a cat dog sat on mat is here big small red house le la chat chien est sur tapis ici grand rouge".split()
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
@@ -49,6 +50,13 @@ def test_single_reference_scores_equal_sacrebleu():
     assert scores["num_sentences"] == 4 and scores["num_references"] == 1
     # a list of one-element lists is the same thing
     assert score_translations(HYPS, [[r] for r in refs]) == scores
+
+
+def test_a_perfect_translation_scores_100_and_makes_a_valid_report():
+    """sacrebleu alone gives 100.00000000000004, which a report (scores 0-100) would refuse."""
+    scores = score_translations(REFS[1] * 3, [REFS[1]] * 3)
+    assert scores["bleu"] == scores["chrf"] == 100.0
+    assert EvalReport(**scores).bleu == 100.0
 
 
 def test_multi_reference_scores_equal_sacrebleu_with_none_padded_streams():

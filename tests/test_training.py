@@ -1,4 +1,5 @@
-"""The main job end to end on a few hundred real pairs: train, save, reload, evaluate, resume, bad input."""
+"""The main job end to end on a few hundred synthetic pairs: train, save, reload, evaluate, resume, bad input,
+and the loss curve of a short seeded run."""
 
 import json
 import logging
@@ -9,7 +10,7 @@ import time
 
 import pytest
 import torch
-from conftest import FRA_TXT, ROOT, requires_data, tiny_args
+from conftest import ROOT, tiny_args
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
 from hf_seq2seq.cli import evaluate as evaluate_cli
@@ -23,8 +24,7 @@ from hf_seq2seq.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.training import TRANSLATIONS_FILE, TimeBudgetCallback, TimeBudgetSchedule
 
 
-@requires_data
-def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run):
+def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt):
     output_dir, results = tiny_run
     check_model_folder(output_dir)  # model, generation config, tokenizer and pipeline files are all there
     saved = EvalReport.load(output_dir / TRAINING_REPORT)
@@ -38,7 +38,7 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run):
 
     model = AutoModelForSeq2SeqLM.from_pretrained(output_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(output_dir)
-    train = load_fra_eng(FRA_TXT)["train"].select(range(300))
+    train = load_fra_eng(synthetic_fra_txt)["train"].select(range(300))
     by_source: dict[str, list[str]] = {}
     for src, tgt in zip(train["src"], train["tgt"], strict=True):
         by_source.setdefault(src, []).append(tgt)
@@ -53,23 +53,23 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run):
     assert trained_scores["bleu"] > 30, trained_scores
 
 
-@requires_data
 def test_pipeline_translates_with_a_folder_saved_by_training(tiny_run):
     output_dir, _ = tiny_run
     model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
-    sentences = ["Go.", "I see."]
+    sentences = ["the girl buys a green hat .", "our neighbour draws a small dog ."]
     expected = translate(model, tokenizer, sentences, split_sentences=False)
     for task in ("translation", "translation_en_to_fr"):
         translator = pipeline(task, model=str(output_dir), trust_remote_code=True)
         assert [r["translation_text"] for r in translator(sentences)] == expected
-    (paragraph,) = translator(["Go. I see.\n"])  # split into sentences, joined back with its layout
+    (paragraph,) = translator([f"{sentences[0]} {sentences[1]}\n"])  # split into sentences, joined back
     assert paragraph["translation_text"] == f"{expected[0]} {expected[1]}\n"
 
 
-@requires_data
-def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
+def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path, synthetic_fra_txt):
     run_dir = tmp_path / "run"
-    args = tiny_args(run_dir, "--max_steps", "60", "--save_steps", "20", "--eval_steps", "20")
+    args = tiny_args(
+        synthetic_fra_txt, run_dir, "--max_steps", "60", "--save_steps", "20", "--eval_steps", "20"
+    )
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "scripts" / "train.py"), *args],
         stdout=subprocess.DEVNULL,
@@ -106,12 +106,12 @@ def test_presets_set_defaults_that_flags_override():
     assert model_args.d_model == 256 and training_args.lr_scheduler_type == "inverse_sqrt"
 
 
-@requires_data
 def test_bad_input_to_translate(tiny_run, caplog):
     output_dir, _ = tiny_run
     model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
     with caplog.at_level(logging.WARNING, logger="hf_seq2seq.inference"):
-        out = translate(model, tokenizer, ["", "   ", "Go.", "Run! " * 200], max_source_length=64)
+        texts = ["", "   ", "the king sees a red boat .", "the dog sees a cat . " * 30]
+        out = translate(model, tokenizer, texts, max_source_length=64)
     assert out[0] == "" and out[1] == "" and out[2] != ""
     assert "truncated" in caplog.text
 
@@ -136,29 +136,49 @@ def test_time_budget_schedule_warms_up_then_reaches_zero_when_the_budget_ends():
     assert schedule(200) == 0.0
 
 
-@requires_data
-def test_evaluate_and_translate_verbs_on_the_saved_model(tiny_run, tmp_path, capsys):
+def test_evaluate_and_translate_verbs_on_the_saved_model(tiny_run, synthetic_fra_txt, tmp_path, capsys):
     output_dir, results = tiny_run
-    report = evaluate_cli.main([str(output_dir), "--data-path", str(FRA_TXT), "--max-samples", "40",
+    report = evaluate_cli.main([str(output_dir), "--data-path", str(synthetic_fra_txt), "--max-samples", "40",
                                 "--output-dir", str(tmp_path / "split")])  # fmt: skip
     assert report["bleu"] == pytest.approx(results["bleu"]) and report["num_sentences"] == 40
     assert json.loads((tmp_path / "split" / EVAL_REPORT).read_text())["chrf"] == report["chrf"]
     out = capsys.readouterr().out
     assert "nrefs:var" in out and "source tokens" in out and "looping outputs" in out
 
-    (tmp_path / "src.en").write_text("Go.\nI see.\n", encoding="utf-8")
-    (tmp_path / "ref1.fr").write_text("Va !\nJe vois.\n", encoding="utf-8")
-    (tmp_path / "ref2.fr").write_text("Bouge !\nJe comprends.\n", encoding="utf-8")
+    for name, lines in [
+        ("src.en", ["the boy likes a blue pen .", "my friend finds a big cat ."]),
+        ("ref1.fr", ["le garçon aime un stylo bleu .", "mon ami trouve un chat grand ."]),
+        ("ref2.fr", ["le garçon adore un stylo bleu .", "mon ami trouve un grand chat ."]),
+    ]:
+        (tmp_path / name).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     report = evaluate_cli.main([str(output_dir), "--src-file", str(tmp_path / "src.en"), "--ref-file",
                                 str(tmp_path / "ref1.fr"), "--ref-file", str(tmp_path / "ref2.fr"),
                                 "--output-dir", str(tmp_path / "files")])  # fmt: skip
     translations = (tmp_path / "files" / "translations.txt").read_text(encoding="utf-8").splitlines()
     assert report["num_sentences"] == 2 and report["num_references"] == 2 and len(translations) == 2
-    (tmp_path / "short.fr").write_text("Va !\n", encoding="utf-8")
+    (tmp_path / "short.fr").write_text("le garçon aime un stylo bleu .\n", encoding="utf-8")
     with pytest.raises(ValueError, match="has 1 lines but"):
         evaluate_cli.main([str(output_dir), "--src-file", str(tmp_path / "src.en"), "--ref-file",
                            str(tmp_path / "short.fr")])  # fmt: skip
 
-    assert translate_cli.main([str(output_dir), "Go.", ""]) == [translations[0], ""]
-    beam = translate_cli.main([str(output_dir), "--num-beams", "4", "Go."])
+    assert translate_cli.main([str(output_dir), "the boy likes a blue pen .", ""]) == [translations[0], ""]
+    beam = translate_cli.main([str(output_dir), "--num-beams", "4", "the boy likes a blue pen ."])
     assert len(beam) == 1 and beam[0]
+
+
+# Training losses at steps 5, 10, ..., 40 of the run below (30 warmup steps, then 10 of decay), to 4 decimals.
+# Re-measure after an intended change to the model or the recipe with
+# `PYTHONPATH=. python -m pytest tests/test_training.py -k loss_curve` and copy the list its failure message prints.
+PINNED_LOSSES = [5.9824, 4.9709, 4.3344, 3.7853, 3.1512, 2.6554, 2.1715, 1.8817]
+
+
+def test_a_short_seeded_run_follows_its_pinned_loss_curve(tmp_path, synthetic_fra_txt):
+    """A silent change to the initialisation, the network, the loss or the optimiser schedule moves the curve;
+    the tolerance only absorbs float reordering (e.g. another thread count)."""
+    train_main(
+        tiny_args(synthetic_fra_txt, tmp_path, "--max_steps", "40", "--logging_steps", "5", "--seed", "0")
+    )
+    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
+    measured = "[" + ", ".join(f"{loss:.4f}" for loss in losses) + "]"
+    assert losses == pytest.approx(PINNED_LOSSES, rel=0.02), f"measured losses: {measured}"
