@@ -8,33 +8,19 @@ import math
 
 import pytest
 import torch
+from conftest import BOS, EOS, PAD, tiny_config
 from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
-from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq import TransformerMTForConditionalGeneration
 
-PAD, BOS, EOS, VOCAB = 0, 1, 2, 50
+VOCAB = 50
 
 
 def random_model(normalize_before: bool, attn_implementation: str) -> TransformerMTForConditionalGeneration:
     """Untied embeddings so that a random model emits varied tokens rather than one repeated token."""
     torch.manual_seed(3)
-    config = TransformerMTConfig(
-        vocab_size=VOCAB,
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=3,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=48,
-        dropout=0.0,
-        max_position_embeddings=64,
-        normalize_before=normalize_before,
-        tie_word_embeddings=False,
-        pad_token_id=PAD,
-        bos_token_id=BOS,
-        eos_token_id=EOS,
-        decoder_start_token_id=BOS,
+    config = tiny_config(
+        vocab_size=VOCAB, decoder_layers=3, normalize_before=normalize_before, tie_word_embeddings=False
     )
     model = TransformerMTForConditionalGeneration(config).eval()
     model.config._attn_implementation = attn_implementation
