@@ -6,13 +6,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import BOS, PAD, tiny_config
 from datasets import Dataset
 from PIL import Image
 from test_metrics import WORDS, tiny_tokenizer
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
-from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import plot_attention as plot_attention_cli
 from hf_seq2seq.cli import plot_training as plot_training_cli
 from hf_seq2seq.metrics import build_compute_metrics
@@ -26,7 +27,6 @@ from hf_seq2seq.plotting import (
     training_series,
 )
 
-PAD, BOS, EOS = 0, 1, 2
 VOCAB = 4 + len(WORDS)
 ENCODER_GRID, DECODER_GRID = (2, 4), (3, 2)  # (layers, heads): different so the grids cannot be mixed up
 SENTENCE = "the big cat sat on the red mat"
@@ -35,7 +35,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 def tiny_model(seed: int = 0, model_class=TransformerMTForConditionalGeneration):
     torch.manual_seed(seed)
-    config = TransformerMTConfig(
+    config = tiny_config(
         vocab_size=VOCAB,
         d_model=16,
         encoder_layers=ENCODER_GRID[0],
@@ -44,13 +44,8 @@ def tiny_model(seed: int = 0, model_class=TransformerMTForConditionalGeneration)
         decoder_attention_heads=DECODER_GRID[1],
         encoder_ffn_dim=32,
         decoder_ffn_dim=32,
-        dropout=0.0,
         max_position_embeddings=32,
         tie_word_embeddings=False,
-        pad_token_id=PAD,
-        bos_token_id=BOS,
-        eos_token_id=EOS,
-        decoder_start_token_id=BOS,
     )
     config._attn_implementation = "sdpa"  # output_attentions still returns real (eager) weights
     return model_class(config).eval()
