@@ -46,3 +46,16 @@ def add_engine_argument(p: argparse.ArgumentParser) -> None:
         help="torch: a saved model folder; ctranslate2: an export of `hf-seq2seq export ctranslate2` "
         '(needs pip install "hf_seq2seq[deploy]")',
     )
+
+
+PRECISIONS = ("fp32", "bf16", "int8")  # hf_seq2seq.inference.PRECISIONS, without importing torch for --help
+
+
+def add_precision_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="fp32",
+        help="inference precision of the torch engine: fp32 (as trained), bf16 weights, or int8 weights for the "
+        "Linear layers (dynamic quantization, CPU only)",
+    )

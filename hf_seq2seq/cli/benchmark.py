@@ -39,6 +39,14 @@ def build_parser():
     p.add_argument(
         "--latency-runs", type=int, default=5, help="batch-1 sentences per latency measurement (default 5)"
     )
+    p.add_argument(
+        "--precision",
+        nargs="+",
+        choices=["bf16", "int8"],
+        default=[],
+        help="also measure greedy generate() of ours at these inference precisions (as `hf-seq2seq translate "
+        "--precision`), as extra rows against Marian",
+    )
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
     p.add_argument("--json", default=None, help="write the result here")
     ct2 = p.add_argument_group("CTranslate2 exports of a trained model (needs the deploy extra)")
@@ -56,7 +64,10 @@ def build_parser():
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     settings = dict(
-        repeats=args.repeats, latency_runs=args.latency_runs, measure_training=not args.generate_only
+        repeats=args.repeats,
+        latency_runs=args.latency_runs,
+        measure_training=not args.generate_only,
+        precisions=tuple(args.precision),
     )
     if args.quick:
         settings = dict(
@@ -68,6 +79,7 @@ def main(argv: list[str] | None = None) -> dict:
             latency_runs=1,
             measure_memory=False,
             measure_training=not args.generate_only,
+            precisions=tuple(args.precision),
         )
     if args.ctranslate2:
         quick = (
