@@ -278,6 +278,8 @@ class CTranslate2Translator:
         """Translations of `sentences`, as `hf_seq2seq.inference.translate` without sentence splitting: the
         same batches, empty lines, truncation and length limit, the saved decoding unless `decoding` says."""
         decoding = decoding or Decoding()
+        if decoding.compile:
+            raise ValueError("compiled decoding (--compile) is for the torch engine; CTranslate2 has its own")
         config = self.generation_config
         num_beams = decoding.num_beams or saved(config, "num_beams")
         length_penalty = (

@@ -9,7 +9,8 @@ input, the decoder input and the output projection are one matrix when `config.t
 
 Hugging Face contracts (transformers 5.x): attention runs through `ALL_ATTENTION_FUNCTIONS`
 ("eager"/"sdpa"); decoding caches keys/values in an `EncoderDecoderCache` (self-attention cache grows by
-one step per token, cross-attention keys/values are computed once from the encoder output);
+one step per token, or is a static cache of fixed size whose decoding step `torch.compile` captures as one
+graph; cross-attention keys/values are computed once from the encoder output);
 `TransformerMTForConditionalGeneration` mixes in `GenerationMixin`; every encoder and decoder layer is a
 `GradientCheckpointingLayer` (`model.activation_checkpointing_enable()`, the Trainer's
 `--gradient_checkpointing`), so its inputs that need gradients are passed positionally and the KV cache is
@@ -60,21 +61,43 @@ def padding_mask(attention_mask: torch.Tensor | None, dtype: torch.dtype) -> tor
 
 
 def causal_mask(
-    query_length: int, past_length: int, attention_mask: torch.Tensor | None, dtype: torch.dtype, device
+    query_length: int,
+    past_length: int | torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    dtype: torch.dtype,
+    device,
+    key_length: int | None = None,
 ) -> torch.Tensor | None:
-    """Additive (B|1, 1, T, P+T) mask: query t (at absolute position P+t) sees keys 0..P+t that are not padding.
+    """Additive (B|1, 1, T, K) mask: query t (at absolute position P+t) sees keys 0..P+t that are not padding.
 
-    Returns None for a single new query without padding: it may attend to everything cached.
+    The keys are the P cached and T new ones (K = P+T), or, given `key_length`, every slot of a static cache
+    (P then a 0-d tensor; the slots after P+t, not yet written, are blocked). `attention_mask` (B, ≤K) marks
+    the real target tokens. Returns None for a single new query without padding over P+1 keys: it may attend
+    to everything cached.
     """
-    key_length = past_length + query_length
-    if query_length == 1 and attention_mask is None:
-        return None
-    blocked = torch.ones(query_length, key_length, dtype=torch.bool, device=device).triu_(past_length + 1)
-    blocked = blocked[None, None]  # (1, 1, T, P+T)
+    if key_length is None:
+        if query_length == 1 and attention_mask is None:
+            return None
+        key_length = past_length + query_length
+    positions = past_length + torch.arange(query_length, device=device)  # (T,)
+    blocked = torch.arange(key_length, device=device) > positions[:, None]  # (T, K)
+    blocked = blocked[None, None]  # (1, 1, T, K)
     if attention_mask is not None:
-        blocked = blocked | (attention_mask[:, None, None, -key_length:] == 0)  # (B, 1, T, P+T)
+        keys = attention_mask[:, -key_length:]
+        keys = F.pad(keys, (0, key_length - keys.shape[1]))  # (B, K): a static cache's unwritten slots
+        blocked = blocked | (keys[:, None, None, :] == 0)  # (B, 1, T, K)
     return torch.zeros(blocked.shape, dtype=dtype, device=device).masked_fill_(
         blocked, torch.finfo(dtype).min
+    )
+
+
+def additive_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A 4-D (B, 1, T, K) mask as `generate()` builds it for a static cache (boolean, True where attended; or
+    already additive) -> additive in `dtype`: 0 where attended, dtype-min elsewhere."""
+    if mask.dtype != torch.bool:
+        return mask.to(dtype)
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
+        ~mask, torch.finfo(dtype).min
     )
 
 
@@ -115,7 +138,11 @@ class TransformerMTSinusoidalPositionalEncoding(nn.Module):
         table[:, 1::2] = torch.cos(position * inv_freq[: d_model // 2])
         return table  # (L, D)
 
-    def forward(self, start: int, length: int) -> torch.Tensor:
+    def forward(self, start: int | torch.Tensor, length: int) -> torch.Tensor:
+        """The encodings of positions start..start+length-1. `start` is an int, or a 0-d tensor (a static
+        cache's length, read without a device sync; the decoder checks the cache fits the table)."""
+        if isinstance(start, torch.Tensor):
+            return self.table[start + torch.arange(length, device=start.device)]  # (T, D)
         if start + length > self.table.shape[0]:
             raise ValueError(
                 f"sequence of {start + length} positions is longer than max_position_embeddings="
@@ -447,7 +474,7 @@ class TransformerMTStack(nn.Module):
         self.layers = nn.ModuleList(layers)
         self.layer_norm = nn.LayerNorm(config.d_model) if config.normalize_before else None
 
-    def embed(self, input_ids: torch.LongTensor, start: int = 0) -> torch.Tensor:
+    def embed(self, input_ids: torch.LongTensor, start: int | torch.Tensor = 0) -> torch.Tensor:
         """(B, T) ids at positions start.. -> (B, T, D) inputs of the first layer."""
         hidden_states = self.embed_tokens(input_ids) * self.embed_scale  # (B, T, D)
         hidden_states = hidden_states + self.embed_positions(start, input_ids.shape[1]).to(
@@ -561,15 +588,32 @@ class TransformerMTDecoder(TransformerMTStack):
             )
         if past_key_values is not None and not past_key_values.is_updated.get(0):
             self.cache_cross_attention(encoder_hidden_states, past_key_values)
+        # a static cache (compileable: fixed shapes for torch.compile) returns all its slots, written or not, and
+        # its length as a tensor
+        static = past_key_values is not None and past_key_values.is_compileable
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
         length = input_ids.shape[1]
+        key_length = past_key_values.get_max_length() if static else None
+        if static and key_length > self.config.max_position_embeddings:
+            raise ValueError(
+                f"a static cache of {key_length} positions is longer than max_position_embeddings="
+                f"{self.config.max_position_embeddings}; generate fewer tokens"
+            )
 
         hidden_states = self.embed(input_ids, start=past_length)  # (B, T, D)
-        self_mask = causal_mask(
-            length, past_length, attention_mask, hidden_states.dtype, hidden_states.device
-        )
+        token_mask = None
+        if attention_mask is not None and attention_mask.dim() == 4:  # built by generate() for a static cache
+            self_mask = additive_mask(attention_mask, hidden_states.dtype)  # (B, 1, T, K)
+        else:
+            self_mask = causal_mask(
+                length, past_length, attention_mask, hidden_states.dtype, hidden_states.device, key_length
+            )
+            # skipping padded target tokens needs their count, a device sync that torch.compile cannot trace
+            if not static:
+                token_mask = token_mask_of(
+                    attention_mask[:, -length:] if attention_mask is not None else None
+                )
         cross_mask = padding_mask(encoder_attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
-        token_mask = token_mask_of(attention_mask[:, -length:] if attention_mask is not None else None)
         if token_mask is not None:
             hidden_states = hidden_states[token_mask]  # (N, D)
 
