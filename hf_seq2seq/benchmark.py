@@ -7,7 +7,8 @@ implementation. Measurements are interleaved (ours, Marian, ours, ...) and repea
 1. training throughput: forward + backward + AdamW step, non-pad (source + target) tokens per second;
 2. greedy `generate()` throughput at batch 64 and latency at batch 1 (a fixed number of new tokens), through
    plain `model.generate(...)` calls: ours then runs its hand-written greedy search (see `generate_path`);
-   optionally also of ours at an opt-in inference precision (bf16 weights, int8 Linear layers);
+   optionally also of ours at an opt-in inference precision (bf16 weights, int8 Linear layers) and through
+   the opt-in compiled path (static cache, decoding step compiled by `torch.compile`);
 3. peak memory of one training step (CUDA: allocator peak; CPU: resident-set growth, in a fresh process);
 4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured fp32
    matmul peak on the same device.
@@ -27,7 +28,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import MarianConfig, MarianMTModel
 
 from .configuration_transformer_mt import TransformerMTConfig
-from .inference import set_precision
+from .inference import Decoding, set_precision
 from .modeling_transformer_mt import TransformerMTForConditionalGeneration
 
 PAD, EOS = 0, 1
@@ -137,9 +138,11 @@ def train_step_fn(model: torch.nn.Module, device: str, dtype: torch.dtype | None
     return step
 
 
-def generate_kwargs(batch: dict, new_tokens: int) -> dict:
-    """The arguments of the measured `generate()` calls: plain greedy search of exactly `new_tokens` tokens."""
-    return dict(
+def generate_kwargs(batch: dict, new_tokens: int, compiled: bool = False) -> dict:
+    """The arguments of the measured `generate()` calls: plain greedy search of exactly `new_tokens` tokens; with
+    `compiled`, through the opt-in compiled path (`Decoding(compile=True)`: a static cache and the decoding step
+    compiled by `torch.compile`)."""
+    kwargs = dict(
         input_ids=batch["input_ids"],
         attention_mask=batch["attention_mask"],
         do_sample=False,
@@ -147,26 +150,30 @@ def generate_kwargs(batch: dict, new_tokens: int) -> dict:
         min_new_tokens=new_tokens,
         max_new_tokens=new_tokens,
     )
+    return kwargs | (Decoding(compile=True).generate_kwargs() if compiled else {})
 
 
-def generate_path(model: torch.nn.Module, batch: dict, new_tokens: int) -> str:
+def generate_path(model: torch.nn.Module, batch: dict, new_tokens: int, compiled: bool = False) -> str:
     """Which decoding loop `model.generate(**generate_kwargs(...))` runs: our hand-written greedy search (the
-    default for plain greedy calls) or transformers' `GenerationMixin` greedy search."""
+    default for plain greedy calls) or transformers' `GenerationMixin` greedy search (compiled or not)."""
+    if compiled:
+        return "GenerationMixin, static cache, torch.compile"
     arguments = getattr(model, "_greedy_search_arguments", None)
     if arguments is not None and arguments(None, None, generate_kwargs(batch, new_tokens)) is not None:
         return "greedy_search (hand-written)"
     return "GenerationMixin"
 
 
-def generate_fn(model: torch.nn.Module, new_tokens: int, dtype: torch.dtype | None):
-    """Greedy generation of exactly `new_tokens` tokens, with the weights stored in `dtype` (a copy)."""
+def generate_fn(model: torch.nn.Module, new_tokens: int, dtype: torch.dtype | None, compiled: bool = False):
+    """Greedy generation of exactly `new_tokens` tokens, with the weights stored in `dtype` (a copy), through
+    the compiled path if `compiled`."""
     if dtype is not None:
         model = copy.deepcopy(model).to(dtype)
     model.eval()
 
     def run(batch: dict) -> None:
         with torch.inference_mode():
-            out = model.generate(**generate_kwargs(batch, new_tokens))
+            out = model.generate(**generate_kwargs(batch, new_tokens, compiled))
         assert out.shape[1] == new_tokens + 1
 
     return run
@@ -355,6 +362,7 @@ def run_benchmark(
     measure_memory: bool = True,
     measure_training: bool = True,
     precisions: tuple[str, ...] = (),
+    compiled: bool = False,
 ) -> dict:
     """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
 
@@ -362,7 +370,10 @@ def run_benchmark(
     weights), weights stored in that dtype for generation. `measure_training=False` measures generation only
     (the training figures are then None). Each of `precisions` ("bf16", "int8": `hf_seq2seq.inference.
     set_precision` on a copy of ours) adds an opt-in generation row, measured with the others and compared
-    with Marian at its own dtype, under "opt_in".
+    with Marian at its own dtype, under "opt_in"; `compiled` adds rows of the compiled path (`Decoding(compile=
+    True)`) at fp32 and at each of `precisions` but int8 (torch.compile cannot trace int8's packed weights).
+    A compiled row first runs once over all measured batches, so that compilation for each shape is not timed
+    (that pass's wall time is reported as "compile_and_first_pass_s").
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtypes = {"ours": dtype, "marian": marian_dtype or dtype}
@@ -378,15 +389,23 @@ def run_benchmark(
         train_s = interleaved(
             {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
         )
-    opt_in = {
-        f"ours {precision}": set_precision(copy.deepcopy(models["ours"]).eval(), precision)
+    opt_in = {  # name: (model, compiled)
+        f"ours {precision}": (set_precision(copy.deepcopy(models["ours"]).eval(), precision), False)
         for precision in precisions
     }
+    if compiled:
+        for precision in ("fp32", *precisions):
+            if precision != "int8":
+                model = set_precision(copy.deepcopy(models["ours"]).eval(), precision)
+                opt_in[f"ours compiled {precision}"] = (model, True)
 
     def generate_fns() -> dict[str, Callable[[dict], None]]:
         fns = {k: generate_fn(m, new_tokens, amp[k]) for k, m in models.items()}
-        return fns | {name: generate_fn(m, new_tokens, None) for name, m in opt_in.items()}
+        return fns | {name: generate_fn(m, new_tokens, None, c) for name, (m, c) in opt_in.items()}
 
+    first_pass_s = {
+        name: timed(generate_fns()[name], gen + single, device) for name, (_, c) in opt_in.items() if c
+    }
     gen_s = interleaved(generate_fns(), gen, repeats, device)
     lat_s = interleaved(generate_fns(), single, repeats, device)
     peak = matmul_peak_flops(device)
@@ -405,9 +424,8 @@ def run_benchmark(
             if measure_memory and measure_training
             else None,
         }
-    paths = {
-        name: generate_path(model.eval(), gen[0], new_tokens) for name, model in (models | opt_in).items()
-    }
+    paths = {name: generate_path(model.eval(), gen[0], new_tokens) for name, model in models.items()}
+    paths |= {name: generate_path(model, gen[0], new_tokens, c) for name, (model, c) in opt_in.items()}
     ratios = {
         key: figures["ours"][key] / figures["marian"][key]
         for key in figures["ours"]
@@ -420,7 +438,8 @@ def run_benchmark(
             "latency_b1_ms_per_token": 1000 * lat_s[name] / (latency_runs * new_tokens),
         }
         opt_in_figures[name] = row | {
-            "ratio_over_marian": {key: value / figures["marian"][key] for key, value in row.items()}
+            "ratio_over_marian": {key: value / figures["marian"][key] for key, value in row.items()},
+            "compile_and_first_pass_s": first_pass_s.get(name),
         }
     return {
         "size": size,

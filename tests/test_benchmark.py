@@ -59,3 +59,12 @@ def test_generate_only_benchmark_reports_decoding_and_no_training(capsys):
     output = capsys.readouterr().out
     assert "n/a" in output and "ours runs greedy_search (hand-written)" in output
     assert "opt-in generate() of ours, against Marian (fp32)" in output and "ours int8" in output
+
+
+@pytest.mark.slow  # compiles the cpu-size model for each measured shape: about 30 s on 2 CPU cores
+def test_benchmark_measures_the_compiled_path_after_compiling(capsys):
+    result = main(["--quick", "--generate-only", "--compile"])
+    row = result["opt_in"]["ours compiled fp32"]
+    assert row["generate_b64_new_tokens_per_s"] > 0 and row["compile_and_first_pass_s"] > 0
+    assert result["generate_path"]["ours compiled fp32"] == "GenerationMixin, static cache, torch.compile"
+    assert "ours compiled fp32" in capsys.readouterr().out

@@ -47,6 +47,12 @@ def build_parser():
         help="also measure greedy generate() of ours at these inference precisions (as `hf-seq2seq translate "
         "--precision`), as extra rows against Marian",
     )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="also measure ours through the compiled path (as `hf-seq2seq translate --compile`: static cache, "
+        "torch.compile), at fp32 and each --precision but int8; compilation is not timed",
+    )
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
     p.add_argument("--json", default=None, help="write the result here")
     ct2 = p.add_argument_group("CTranslate2 exports of a trained model (needs the deploy extra)")
@@ -68,6 +74,7 @@ def main(argv: list[str] | None = None) -> dict:
         latency_runs=args.latency_runs,
         measure_training=not args.generate_only,
         precisions=tuple(args.precision),
+        compiled=args.compile,
     )
     if args.quick:
         settings = dict(
@@ -80,6 +87,7 @@ def main(argv: list[str] | None = None) -> dict:
             measure_memory=False,
             measure_training=not args.generate_only,
             precisions=tuple(args.precision),
+            compiled=args.compile,
         )
     if args.ctranslate2:
         quick = (
