@@ -59,6 +59,7 @@ class Decoding:
     num_beams: int | None = None
     length_penalty: float | None = None
     max_new_tokens: int | None = None
+    no_repeat_ngram_size: int | None = None
 
     def generate_kwargs(self) -> dict:
         """The `generate()` arguments: only those set (a None would override a saved setting)."""
@@ -67,7 +68,11 @@ class Decoding:
     def settings(self, model: PreTrainedModel) -> dict:
         """What was used, for a report: the saved values with this object's overrides."""
         config = model.generation_config
-        settings = {"num_beams": config.num_beams, "length_penalty": config.length_penalty}
+        settings = {
+            "num_beams": config.num_beams,
+            "length_penalty": config.length_penalty,
+            "no_repeat_ngram_size": config.no_repeat_ngram_size,
+        }
         if self.max_new_tokens is None:
             for name in ("max_length_a", "max_length_b", "max_new_tokens"):
                 if getattr(config, name, None) is not None:

@@ -662,6 +662,16 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
         )
 
 
+def ban_repeated_ngrams(logits: torch.Tensor, prefix: torch.LongTensor, n: int) -> None:
+    """Sets to -inf the logits (b, V) of each token that would repeat an n-gram of `prefix` (b, T >= n): the
+    last token of every n-gram in it that starts with the prefix's last n-1 tokens (as transformers'
+    `NoRepeatNGramLogitsProcessor`)."""
+    ngrams = prefix.unfold(1, n, 1)  # (b, T-n+1, n)
+    repeats = (ngrams[:, :, :-1] == prefix[:, None, prefix.shape[1] - n + 1 :]).all(dim=-1)  # (b, T-n+1)
+    rows, starts = repeats.nonzero(as_tuple=True)
+    logits[rows, ngrams[rows, starts, -1]] = -math.inf
+
+
 # the generation-config fields `greedy_search` implements: a call whose other fields are at their defaults is
 # plain greedy search
 GREEDY_SEARCH_FIELDS = {
@@ -671,6 +681,7 @@ GREEDY_SEARCH_FIELDS = {
     "min_new_tokens",
     "max_length_a",  # the length rule, applied by `generate()`
     "max_length_b",
+    "no_repeat_ngram_size",
     "decoder_start_token_id",
     "bos_token_id",
     "eos_token_id",
@@ -829,6 +840,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             eos_token_ids=eos,
             pad_token_id=pad if pad is not None else 0,
             decoder_start_token_id=start,
+            no_repeat_ngram_size=config.no_repeat_ngram_size or 0,
         )
 
     @torch.inference_mode()
@@ -841,10 +853,11 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         eos_token_ids: list[int],
         pad_token_id: int,
         decoder_start_token_id: int,
+        no_repeat_ngram_size: int = 0,
     ) -> torch.LongTensor:
         """Greedy decoding: (B, S) source -> (B, 1 + N) target ids, `decoder_start_token_id` first, `pad_token_id`
         after a row's EOS, N <= `max_new_tokens` (stopping when every row has ended), no EOS among the first
-        `min_new_tokens` tokens.
+        `min_new_tokens` tokens, no n-gram of `no_repeat_ngram_size` tokens twice in a row's ids.
 
         The encoder runs once, the cross-attention keys and values of every layer are computed once, and each
         step runs the decoder on the newest token only, writing its self-attention keys and values into slot t
@@ -869,6 +882,8 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             logits = self.lm_head(hidden_states)  # (b, V)
             if position < min_new_tokens:
                 logits[:, eos] = -math.inf
+            if 0 < no_repeat_ngram_size <= position + 1:
+                ban_repeated_ngrams(logits, sequences[rows, : position + 1], no_repeat_ngram_size)
             tokens = logits.argmax(dim=-1).masked_fill_(ended, pad_token_id)  # (b,)
             sequences[rows, position + 1] = tokens
             ended |= torch.isin(tokens, eos)

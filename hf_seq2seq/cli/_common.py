@@ -19,7 +19,8 @@ def setup_logging() -> None:
 
 
 def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
-    """--num-beams, --length-penalty, --max-new-tokens: unset ones keep the model's generation_config.json."""
+    """--num-beams, --length-penalty, --max-new-tokens, --no-repeat-ngram-size: unset ones keep the model's
+    generation_config.json."""
     group = p.add_argument_group("decoding (default: the model's generation_config.json, greedy)")
     group.add_argument("--num-beams", type=int, help="beam search with this many beams (1: greedy)")
     group.add_argument("--length-penalty", type=float, help="beam score / length**this (default 1.0)")
@@ -28,13 +29,21 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         help="a fixed limit on each translation's length, instead of the saved rule a * source tokens + b",
     )
+    group.add_argument(
+        "--no-repeat-ngram-size",
+        type=int,
+        help="no n-gram of this many tokens twice in a translation (saved: 3; 0 allows repeats)",
+    )
 
 
 def decoding_from(args: argparse.Namespace):
     from ..inference import Decoding
 
     return Decoding(
-        num_beams=args.num_beams, length_penalty=args.length_penalty, max_new_tokens=args.max_new_tokens
+        num_beams=args.num_beams,
+        length_penalty=args.length_penalty,
+        max_new_tokens=args.max_new_tokens,
+        no_repeat_ngram_size=args.no_repeat_ngram_size,
     )
 
 
