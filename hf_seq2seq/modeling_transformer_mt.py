@@ -79,18 +79,33 @@ def causal_mask(
 
 
 def token_mask_of(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
-    """(B, T) bool mask of real tokens, or None when there is no padding (nothing to skip)."""
-    if attention_mask is None or bool(attention_mask.all()):
+    """(B, T) bool mask of real tokens, or None when there is no padding (nothing to skip). Under torch.compile
+    it is the mask whenever there is one: whether a batch has padding is data, which a graph cannot branch on."""
+    if attention_mask is None or (not torch.compiler.is_compiling() and bool(attention_mask.all())):
         return None
     return attention_mask.bool()
 
 
-def unpack(packed: torch.Tensor, token_mask: torch.Tensor | None) -> torch.Tensor:
-    """(N, F) real-token rows -> (B, T, F) with zeros at padding; identity without a mask."""
+def pack(
+    hidden_states: torch.Tensor, token_mask: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The first layer's input and the mask the layers pack by: the (N, D) real-token rows and `token_mask`, so
+    that the layers never compute on padding. Under torch.compile, (B, T, D) as it is and None: a number of rows
+    that depends on the data breaks the graph, and the backward of `unpack`'s scatter cannot be traced."""
+    if token_mask is None or torch.compiler.is_compiling():
+        return hidden_states, None
+    return hidden_states[token_mask], token_mask
+
+
+def unpack(hidden_states: torch.Tensor, token_mask: torch.Tensor | None) -> torch.Tensor:
+    """Real-token rows -> (B, T, F) with zeros at padding: (N, F) packed rows are put in place, (B, T, F) rows
+    (not packed, under torch.compile) have their padding zeroed; identity without a mask."""
     if token_mask is None:
-        return packed
-    padded = packed.new_zeros(*token_mask.shape, packed.shape[-1])
-    padded[token_mask] = packed
+        return hidden_states
+    if hidden_states.dim() == 3:
+        return hidden_states.masked_fill(~token_mask[..., None], 0.0)
+    padded = hidden_states.new_zeros(*token_mask.shape, hidden_states.shape[-1])
+    padded[token_mask] = hidden_states
     return padded
 
 
@@ -473,14 +488,13 @@ class TransformerMTEncoder(TransformerMTStack):
         hidden_states = self.embed(input_ids)  # (B, S, D)
         mask = padding_mask(attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
         token_mask = token_mask_of(attention_mask)
-        if token_mask is not None:
-            hidden_states = hidden_states[token_mask]  # (N, D): layers never compute on padding
+        hidden_states, packed_by = pack(hidden_states, token_mask)  # (N, D), (B, S, D) under torch.compile
 
         all_hidden_states = (unpack(hidden_states, token_mask),) if output_hidden_states else None
         all_attentions = () if output_attentions else None
         for layer in self.layers:
             hidden_states, weights = layer(
-                hidden_states, mask, output_attentions=bool(output_attentions), token_mask=token_mask
+                hidden_states, mask, output_attentions=bool(output_attentions), token_mask=packed_by
             )
             if output_attentions:
                 all_attentions += (weights,)
@@ -566,8 +580,7 @@ class TransformerMTDecoder(TransformerMTStack):
         )
         cross_mask = padding_mask(encoder_attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
         token_mask = token_mask_of(attention_mask[:, -length:] if attention_mask is not None else None)
-        if token_mask is not None:
-            hidden_states = hidden_states[token_mask]  # (N, D)
+        hidden_states, packed_by = pack(hidden_states, token_mask)  # (N, D), (B, T, D) under torch.compile
 
         all_hidden_states = (unpack(hidden_states, token_mask),) if output_hidden_states else None
         all_self_attentions = () if output_attentions else None
@@ -580,7 +593,7 @@ class TransformerMTDecoder(TransformerMTStack):
                 cross_mask,
                 past_key_values=past_key_values,
                 output_attentions=bool(output_attentions),
-                token_mask=token_mask,
+                token_mask=packed_by,
             )
             if output_attentions:
                 all_self_attentions += (self_weights,)
@@ -697,7 +710,8 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
 
     Training speed-up that leaves the loss unchanged: in training mode with `labels`, the output projection
     and the cross-entropy run only on the positions whose label is not -100, and `logits` is not returned
-    (the loss is all the Trainer needs). In eval mode the full (B, T, V) logits are returned.
+    (the loss is all the Trainer needs). In eval mode, and under torch.compile (a graph cannot select a number
+    of positions that depends on the data), the full (B, T, V) logits are returned.
     """
 
     _tied_weights_keys = {
@@ -940,7 +954,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         hidden_states = outputs.last_hidden_state  # (B, T, D)
 
         logits, loss = None, None
-        if labels is not None and self.training:
+        if labels is not None and self.training and not torch.compiler.is_compiling():
             keep = labels != -100  # (B, T)
             loss = self._loss(self.lm_head(hidden_states[keep]), labels[keep], num_items_in_batch)  # (N, V)
         else:

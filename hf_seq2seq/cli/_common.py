@@ -1,6 +1,7 @@
 """What several verbs' parsers share."""
 
 import argparse
+import json
 import logging
 
 
@@ -55,3 +56,29 @@ def add_engine_argument(p: argparse.ArgumentParser) -> None:
         help="torch: a saved model folder; ctranslate2: an export of `hf-seq2seq export ctranslate2` "
         '(needs pip install "hf_seq2seq[deploy]")',
     )
+
+
+def add_size_argument(p: argparse.ArgumentParser, flag: str, default: str, help: str | None = None) -> None:
+    """A model-size flag of the measuring verbs: one of `hf_seq2seq.benchmark.SIZES`."""
+    from ..benchmark import SIZES
+
+    p.add_argument(flag, choices=sorted(SIZES), default=default, help=help)
+
+
+def add_measuring_arguments(p: argparse.ArgumentParser) -> None:
+    """--device, --repeats, --json: what the measuring verbs (benchmark, measure-training) share."""
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    p.add_argument(
+        "--repeats", type=int, default=5, help="timed passes per measurement (their median counts)"
+    )
+    p.add_argument("--json", default=None, help="also write the result here")
+
+
+def print_result(result: dict, table: str, json_path: str | None) -> dict:
+    """A measuring verb's output: its table printed, and its result written to `json_path` (`--json`) if given."""
+    print(table)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"wrote {json_path}")
+    return result
