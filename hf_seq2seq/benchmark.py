@@ -7,6 +7,7 @@ implementation. Measurements are interleaved (ours, Marian, ours, ...) and repea
 1. training throughput: forward + backward + AdamW step, non-pad (source + target) tokens per second;
 2. greedy `generate()` throughput at batch 64 and latency at batch 1 (a fixed number of new tokens), through
    plain `model.generate(...)` calls: ours then runs its hand-written greedy search (see `generate_path`);
+   optionally also of ours at an opt-in inference precision (bf16 weights, int8 Linear layers);
 3. peak memory of one training step (CUDA: allocator peak; CPU: resident-set growth, in a fresh process);
 4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured fp32
    matmul peak on the same device.
@@ -26,6 +27,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import MarianConfig, MarianMTModel
 
 from .configuration_transformer_mt import TransformerMTConfig
+from .inference import set_precision
 from .modeling_transformer_mt import TransformerMTForConditionalGeneration
 
 PAD, EOS = 0, 1
@@ -352,12 +354,15 @@ def run_benchmark(
     repeats: int = 5,
     measure_memory: bool = True,
     measure_training: bool = True,
+    precisions: tuple[str, ...] = (),
 ) -> dict:
     """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
 
     `dtype` (and `marian_dtype`, default the same) is fp32, or bf16/fp16: autocast for training (fp32 master
     weights), weights stored in that dtype for generation. `measure_training=False` measures generation only
-    (the training figures are then None).
+    (the training figures are then None). Each of `precisions` ("bf16", "int8": `hf_seq2seq.inference.
+    set_precision` on a copy of ours) adds an opt-in generation row, measured with the others and compared
+    with Marian at its own dtype, under "opt_in".
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtypes = {"ours": dtype, "marian": marian_dtype or dtype}
@@ -373,12 +378,17 @@ def run_benchmark(
         train_s = interleaved(
             {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
         )
-    gen_s = interleaved(
-        {k: generate_fn(m, new_tokens, amp[k]) for k, m in models.items()}, gen, repeats, device
-    )
-    lat_s = interleaved(
-        {k: generate_fn(m, new_tokens, amp[k]) for k, m in models.items()}, single, repeats, device
-    )
+    opt_in = {
+        f"ours {precision}": set_precision(copy.deepcopy(models["ours"]).eval(), precision)
+        for precision in precisions
+    }
+
+    def generate_fns() -> dict[str, Callable[[dict], None]]:
+        fns = {k: generate_fn(m, new_tokens, amp[k]) for k, m in models.items()}
+        return fns | {name: generate_fn(m, new_tokens, None) for name, m in opt_in.items()}
+
+    gen_s = interleaved(generate_fns(), gen, repeats, device)
+    lat_s = interleaved(generate_fns(), single, repeats, device)
     peak = matmul_peak_flops(device)
     if measure_training:
         flops = {k: sum(step_flops(m, b) for b in train) for k, m in models.items()}
@@ -395,12 +405,23 @@ def run_benchmark(
             if measure_memory and measure_training
             else None,
         }
-    paths = {name: generate_path(model.eval(), gen[0], new_tokens) for name, model in models.items()}
+    paths = {
+        name: generate_path(model.eval(), gen[0], new_tokens) for name, model in (models | opt_in).items()
+    }
     ratios = {
         key: figures["ours"][key] / figures["marian"][key]
         for key in figures["ours"]
         if figures["ours"][key] is not None and figures["marian"][key]
     }
+    opt_in_figures = {}
+    for name in opt_in:
+        row = {
+            "generate_b64_new_tokens_per_s": generate_batch_size * new_tokens / gen_s[name],
+            "latency_b1_ms_per_token": 1000 * lat_s[name] / (latency_runs * new_tokens),
+        }
+        opt_in_figures[name] = row | {
+            "ratio_over_marian": {key: value / figures["marian"][key] for key, value in row.items()}
+        }
     return {
         "size": size,
         "sizes": asdict(sizes),
@@ -424,6 +445,7 @@ def run_benchmark(
         "ours": figures["ours"],
         "marian": figures["marian"],
         "ratio_ours_over_marian": ratios,
+        "opt_in": opt_in_figures,
     }
 
 
@@ -457,6 +479,16 @@ def format_table(result: dict) -> str:
         lines.append(
             f"{label:34}{_cell(a, fmt):>12}{_cell(b, fmt):>12}{ratio.get(key, float('nan')):>12.2f}x"
         )
+    if result["opt_in"]:
+        lines.append(f"opt-in generate() of ours, against Marian ({result['dtype']['marian']}):")
+        lines.append(f"{'':34}{'b=64 tok/s':>12}{'x Marian':>10}{'b=1 ms/tok':>12}{'x Marian':>10}  path")
+        for name, row in result["opt_in"].items():
+            over = row["ratio_over_marian"]
+            lines.append(
+                f"{name:34}{row['generate_b64_new_tokens_per_s']:>12,.0f}"
+                f"{over['generate_b64_new_tokens_per_s']:>9.2f}x{row['latency_b1_ms_per_token']:>12.2f}"
+                f"{over['latency_b1_ms_per_token']:>9.2f}x  {result['generate_path'][name]}"
+            )
     return "\n".join(lines)
 
 

@@ -3,11 +3,13 @@
 import logging
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
+from torch import nn
 from tqdm.auto import tqdm
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
@@ -19,17 +21,73 @@ from .segmentation import translate_by_sentence
 logger = logging.getLogger(__name__)
 
 
+PRECISIONS = ("fp32", "bf16", "int8")
+"""Inference precisions (`set_precision`): fp32 as trained, bf16 weights, int8 weights of the Linear layers."""
+
+
+def quantize_dynamic_int8(model: nn.Module) -> nn.Module:
+    """Dynamic int8 quantization of every `nn.Linear`, in place (CPU only): the weights stored in int8 with one
+    scale per output row, the activations quantized per call from their range, int8 matrix products with
+    int32 accumulation. Embeddings, LayerNorms and the attention products stay fp32; the output layer gets its
+    own int8 copy of the tied embedding matrix. Such a model is for inference, not for saving.
+
+    This is `torch.ao.quantization.quantize_dynamic`, whose fbgemm/x86 kernels do the arithmetic in int8.
+    PyTorch deprecates it in favour of torchao (its warnings are silenced here), but torchao's int8 dynamic
+    quantization (0.18) multiplies with `torch._int_mm`, a reference kernel on CPU that is many times slower
+    than the fp32 Linear it replaces.
+    """
+    if any(p.device.type != "cpu" for p in model.parameters()):
+        raise ValueError("int8 dynamic quantization runs on CPU only; load the model on cpu (or use bf16)")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torch.ao.quantization is deprecated")
+        warnings.filterwarnings("ignore", message="torch.quantize_per_tensor, torch.quantize_per_channel")
+        return torch.ao.quantization.quantize_dynamic(
+            model, {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig}, inplace=True
+        )
+
+
+def set_precision(model: PreTrainedModel, precision: str) -> PreTrainedModel:
+    """`model` converted in place for inference at `precision` (one of `PRECISIONS`): fp32 leaves it as it is,
+    bf16 stores the weights (and so computes) in bfloat16, int8 quantizes its Linear layers
+    (`quantize_dynamic_int8`). A CTranslate2 export (see `load_translator`) takes fp32 only: it keeps the
+    precision it was exported with."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    if not isinstance(model, PreTrainedModel) and precision != "fp32":  # a CTranslate2Translator
+        raise ValueError(
+            "a CTranslate2 export keeps the precision it was exported with (`hf-seq2seq export ctranslate2 "
+            f"--quantization ...`); precision {precision} is for the torch engine"
+        )
+    if precision == "bf16":
+        return model.to(torch.bfloat16)
+    if precision == "int8":
+        return quantize_dynamic_int8(model)
+    return model
+
+
+def precision_of(model: nn.Module) -> str:
+    """The precision `set_precision` gave `model`: int8 if it has dynamically quantized Linear layers, else
+    bf16 or fp32 by its weights."""
+    if any(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in model.modules()):
+        return "int8"
+    return "bf16" if next(model.parameters()).dtype == torch.bfloat16 else "fp32"
+
+
 def load_model_and_tokenizer(
-    folder: str | os.PathLike[str], device: str | torch.device | None = None, trust_remote_code: bool = False
+    folder: str | os.PathLike[str],
+    device: str | torch.device | None = None,
+    trust_remote_code: bool = False,
+    precision: str = "fp32",
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Load a saved folder through the Auto classes, in eval mode, on `device` (default: cuda if available)."""
+    """Load a saved folder through the Auto classes, in eval mode, on `device` (default: cuda if available),
+    at `precision` (see `set_precision`)."""
     folder = check_model_folder(folder)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     model = (
         AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=trust_remote_code).to(device).eval()
     )
     tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
-    return model, tokenizer
+    return set_precision(model, precision), tokenizer
 
 
 ENGINES = ("torch", "ctranslate2")
@@ -196,8 +254,9 @@ def evaluate_translations(
 ) -> tuple[dict, list[str]]:
     """Translate `sources` and score them against all `references` of each: BLEU/chrF with signatures, the
     number of sentences and references, the share of looping outputs, the scores by source length (in
-    tokens), the decoding settings and the translation's wall time."""
+    tokens), the decoding settings (with the model's precision unless fp32) and the translation's wall time."""
     decoding = decoding or Decoding()
+    precision = precision_of(model) if isinstance(model, PreTrainedModel) else "fp32"
     started = time.monotonic()
     hypotheses = translate(
         model, tokenizer, sources, batch_size, decoding, split_sentences, source_lang, progress=progress
@@ -210,7 +269,9 @@ def evaluate_translations(
         **scores,
         "loop_share": loop_share(hypotheses),
         "by_length": score_by_length(lengths, hypotheses, references),
-        "decoding": decoding.settings(model) | ({"split_sentences": True} if split_sentences else {}),
+        "decoding": decoding.settings(model)
+        | ({"split_sentences": True} if split_sentences else {})
+        | ({"precision": precision} if precision != "fp32" else {}),
         "wall_time_s": wall_time_s,
     }, hypotheses
 
@@ -237,15 +298,19 @@ def evaluate_folder(
     batch_size: int = 64,
     trust_remote_code: bool = False,
     engine: str = "torch",
+    precision: str = "fp32",
 ) -> EvalReport:
     """Translate a test set with a saved model and score it; write `<output_dir>/eval_report.json` (an
     `EvalReport`) and `<output_dir>/translations.txt` (default output_dir: the model folder).
 
     The test set is `src_file` with one or more aligned `ref_files` (plain text, one sentence per line), or
     the `split` of a dataset as `hf_seq2seq.data` loads it (all references of each source). With `engine`
-    "ctranslate2", `folder` is an export of `hf-seq2seq export ctranslate2`, translated by CTranslate2.
+    "ctranslate2", `folder` is an export of `hf-seq2seq export ctranslate2`, translated by CTranslate2. The
+    torch engine translates at `precision` (see `set_precision`).
     """
     model, tokenizer = load_translator(folder, engine, trust_remote_code)
+    parameters = model.num_parameters()  # counted before int8 quantization packs the Linear weights away
+    model = set_precision(model, precision)
     if src_file:
         if not ref_files:
             raise ValueError("--src-file needs at least one --ref-file with the reference translations")
@@ -278,7 +343,7 @@ def evaluate_folder(
         dataset=dataset,
         split=split,
         direction=f"{source_lang}-{target_lang}",
-        parameters=model.num_parameters(),
+        parameters=parameters,
     )
     output_dir = Path(output_dir or folder)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -522,11 +522,15 @@ class TransformerMTDecoder(TransformerMTStack):
         """Cross-attention keys and values of every layer, from one (D -> L·2D) matmul over the encoder output:
         (B, S, D) -> (L, 2, B, H, S, Dh)."""
         projections = [layer.encoder_attn.kv_proj for layer in self.layers]
-        weight = torch.cat([p.weight for p in projections])  # (L·2D, D)
-        bias = torch.cat([p.bias for p in projections])  # (L·2D,)
+        if all(isinstance(p, nn.Linear) for p in projections):
+            weight = torch.cat([p.weight for p in projections])  # (L·2D, D)
+            bias = torch.cat([p.bias for p in projections])  # (L·2D,)
+            keys_values = F.linear(encoder_hidden_states, weight, bias)  # (B, S, L·2D)
+        else:  # modules whose weights are not one matrix to concatenate, e.g. int8-quantized Linear layers
+            keys_values = torch.cat([p(encoder_hidden_states) for p in projections], dim=-1)  # (B, S, L·2D)
         batch, length, _ = encoder_hidden_states.shape
         attention = self.layers[0].encoder_attn
-        keys_values = F.linear(encoder_hidden_states, weight, bias).view(
+        keys_values = keys_values.view(
             batch, length, len(self.layers), 2, attention.num_heads, attention.head_dim
         )  # (B, S, L, 2, H, Dh)
         return keys_values.permute(2, 3, 0, 4, 1, 5)  # (L, 2, B, H, S, Dh)

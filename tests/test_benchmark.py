@@ -3,6 +3,8 @@ loaded CI machine mean nothing)."""
 
 import json
 
+import pytest
+
 from hf_seq2seq.benchmark import SIZES, build_models, make_batches, tokens
 from hf_seq2seq.cli.benchmark import main
 
@@ -31,7 +33,7 @@ def test_models_have_the_same_sizes_and_batches_realistic_lengths():
 
 
 def test_generate_only_benchmark_reports_decoding_and_no_training(capsys):
-    result = main(["--quick", "--generate-only"])
+    result = main(["--quick", "--generate-only", "--precision", "int8", "bf16"])
     for model in ("ours", "marian"):
         assert (
             result[model]["generate_b64_new_tokens_per_s"] > 0
@@ -42,7 +44,19 @@ def test_generate_only_benchmark_reports_decoding_and_no_training(capsys):
         "generate_b64_new_tokens_per_s",
         "latency_b1_ms_per_token",
     }
-    assert result["generate_path"] == {"ours": "greedy_search (hand-written)", "marian": "GenerationMixin"}
+    hand_written = "greedy_search (hand-written)"
+    assert result["generate_path"] == {
+        "ours": hand_written,
+        "marian": "GenerationMixin",
+        "ours int8": hand_written,
+        "ours bf16": hand_written,
+    }
+    for name in ("ours int8", "ours bf16"):  # opt-in rows, each against Marian
+        row = result["opt_in"][name]
+        assert row["ratio_over_marian"]["generate_b64_new_tokens_per_s"] == pytest.approx(
+            row["generate_b64_new_tokens_per_s"] / result["marian"]["generate_b64_new_tokens_per_s"]
+        )
     output = capsys.readouterr().out
     assert "ours runs greedy_search (hand-written)" in output
     assert "generate b=64" in output and "training throughput" not in output  # no rows of what was not run
+    assert "opt-in generate() of ours, against Marian (fp32)" in output and "ours int8" in output

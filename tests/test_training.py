@@ -167,6 +167,20 @@ def test_evaluate_and_translate_verbs_on_the_saved_model(tiny_run, synthetic_fra
     assert len(beam) == 1 and beam[0]
 
 
+@pytest.mark.parametrize("precision", ["int8", "bf16"])
+def test_reduced_precision_verbs_translate_like_fp32(tiny_run, synthetic_fra_txt, tmp_path, precision):
+    """`--precision int8|bf16` of evaluate and translate: the report says which, and a trained model's
+    translations hardly change."""
+    output_dir, results = tiny_run
+    report = evaluate_cli.main([str(output_dir), "--data-path", str(synthetic_fra_txt), "--max-samples", "40",
+                                "--output-dir", str(tmp_path), "--precision", precision])  # fmt: skip
+    assert report["decoding"]["precision"] == precision and report["parameters"] == results["parameters"]
+    assert report["bleu"] == pytest.approx(results["bleu"], abs=3)
+    sources = ["the boy likes a blue pen .", "my friend finds a big cat ."]
+    reduced = translate_cli.main([str(output_dir), *sources, "--precision", precision])
+    assert reduced == translate_cli.main([str(output_dir), *sources])
+
+
 # Training losses at steps 5, 10, ..., 40 of the run below (30 warmup steps, then 10 of decay), to 4 decimals.
 # Re-measure after an intended change to the model or the recipe with
 # `PYTHONPATH=. python -m pytest tests/test_training.py -k loss_curve` and copy the list its failure message prints.

@@ -82,3 +82,16 @@ def print_result(result: dict, table: str, json_path: str | None) -> dict:
             json.dump(result, f, indent=2)
         print(f"wrote {json_path}")
     return result
+
+
+PRECISIONS = ("fp32", "bf16", "int8")  # hf_seq2seq.inference.PRECISIONS, without importing torch for --help
+
+
+def add_precision_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="fp32",
+        help="inference precision of the torch engine: fp32 (as trained), bf16 weights, or int8 weights for the "
+        "Linear layers (dynamic quantization, CPU only)",
+    )

@@ -38,6 +38,14 @@ def build_parser():
     p.add_argument(
         "--latency-runs", type=int, default=5, help="batch-1 sentences per latency measurement (default 5)"
     )
+    p.add_argument(
+        "--precision",
+        nargs="+",
+        choices=["bf16", "int8"],
+        default=[],
+        help="also measure greedy generate() of ours at these inference precisions (as `hf-seq2seq translate "
+        "--precision`), as extra rows against Marian",
+    )
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
     ct2 = p.add_argument_group("CTranslate2 exports of a trained model (needs the deploy extra)")
     ct2.add_argument(
@@ -75,6 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
         dtype=args.dtype,
         marian_dtype=args.marian_dtype,
         measure_training=not args.generate_only,
+        precisions=tuple(args.precision),
         **settings,
     )
     return print_result(result, format_table(result), args.json)

@@ -3,7 +3,14 @@
 import json
 
 from ..inference import evaluate_folder
-from ._common import add_decoding_arguments, add_engine_argument, decoding_from, parser, setup_logging
+from ._common import (
+    add_decoding_arguments,
+    add_engine_argument,
+    add_precision_argument,
+    decoding_from,
+    parser,
+    setup_logging,
+)
 
 
 def build_parser():
@@ -36,6 +43,7 @@ def build_parser():
         help="cut each line into sentences before translating (default: one segment per line)",
     )
     add_engine_argument(p)
+    add_precision_argument(p)
     add_decoding_arguments(p)
     return p
 
@@ -75,6 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
         batch_size=args.batch_size,
         trust_remote_code=args.trust_remote_code,
         engine=args.engine,
+        precision=args.precision,
     )
     print(
         f"BLEU {report.bleu:.2f}  chrF {report.chrf:.2f}  on {report.num_sentences} sentences "

@@ -2,8 +2,14 @@
 
 import sys
 
-from ..inference import load_translator, read_lines, translate
-from ._common import add_decoding_arguments, add_engine_argument, decoding_from, parser
+from ..inference import load_translator, read_lines, set_precision, translate
+from ._common import (
+    add_decoding_arguments,
+    add_engine_argument,
+    add_precision_argument,
+    decoding_from,
+    parser,
+)
 
 
 def build_parser():
@@ -24,6 +30,7 @@ def build_parser():
     )
     p.add_argument("--source-lang", default="en", help="language of the texts, for the sentence splitter")
     add_engine_argument(p)
+    add_precision_argument(p)
     add_decoding_arguments(p)
     return p
 
@@ -37,6 +44,7 @@ def main(argv: list[str] | None = None) -> list[str]:
     else:
         sentences = sys.stdin.read().splitlines()
     model, tokenizer = load_translator(args.model, args.engine, args.trust_remote_code)
+    model = set_precision(model, args.precision)
     translations = translate(
         model,
         tokenizer,

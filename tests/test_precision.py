@@ -1,0 +1,64 @@
+"""Opt-in inference precisions: int8 Linear layers (dynamic quantization) and bf16 weights keep the model's
+predictions, and both the hand-written greedy search and GenerationMixin run on them."""
+
+import copy
+
+import pytest
+import torch
+from conftest import PAD, tiny_config
+from transformers import GenerationMixin
+
+from hf_seq2seq import TransformerMTForConditionalGeneration
+from hf_seq2seq.inference import PRECISIONS, precision_of, set_precision
+
+VOCAB = 50
+
+
+@pytest.fixture(scope="module")
+def model() -> TransformerMTForConditionalGeneration:
+    torch.manual_seed(3)
+    config = tiny_config(vocab_size=VOCAB, decoder_layers=3, tie_word_embeddings=False)
+    return TransformerMTForConditionalGeneration(config).eval()
+
+
+@pytest.fixture(scope="module")
+def batch() -> dict[str, torch.Tensor]:
+    lengths = torch.tensor([12, 1, 5, 12, 8, 2, 10, 4])
+    ids = torch.randint(3, VOCAB, (8, 12), generator=torch.Generator().manual_seed(0))
+    mask = torch.arange(12)[None, :] < lengths[:, None]
+    return {"input_ids": ids.masked_fill(~mask, PAD), "attention_mask": mask.long()}
+
+
+@pytest.mark.parametrize("precision", ["int8", "bf16"])
+def test_reduced_precision_keeps_the_predictions(model, batch, precision):
+    """Teacher-forced on fp32's greedy output, the reduced-precision model picks the same next token at
+    almost every position, with logits close to fp32's."""
+    reduced = set_precision(copy.deepcopy(model), precision)
+    assert precision_of(reduced) == precision and precision_of(model) == "fp32"
+    with torch.inference_mode():
+        target = model.generate(**batch, max_new_tokens=12, eos_token_id=None)  # (B, 13)
+        logits = model(**batch, decoder_input_ids=target).logits  # (B, 13, V)
+        reduced_logits = reduced(**batch, decoder_input_ids=target).logits.float()
+    agreement = (logits.argmax(-1) == reduced_logits.argmax(-1)).float().mean()
+    assert agreement >= 0.9
+    assert (reduced_logits - logits).abs().max() < 0.3 * logits.std()
+
+
+@pytest.mark.parametrize("precision", ["int8", "bf16"])
+def test_greedy_search_runs_on_reduced_precision_and_equals_generation_mixin(model, batch, precision):
+    """The hand-written greedy search (which fuses the cross-attention projections of plain Linear layers)
+    gives GenerationMixin's tokens on a quantized or bf16 model too."""
+    reduced = set_precision(copy.deepcopy(model), precision)
+    kwargs = dict(max_new_tokens=12, eos_token_id=None)
+    assert reduced._greedy_search_arguments(None, None, {**batch, **kwargs}) is not None
+    with torch.inference_mode():
+        ours = reduced.generate(**batch, **kwargs)
+        expected = GenerationMixin.generate(reduced, **batch, **kwargs)
+    assert ours.shape == (8, 13)
+    assert torch.equal(ours, expected)
+
+
+def test_unknown_precision_is_refused(model):
+    assert PRECISIONS == ("fp32", "bf16", "int8")
+    with pytest.raises(ValueError, match="precision must be one of fp32, bf16, int8"):
+        set_precision(model, "fp16")
