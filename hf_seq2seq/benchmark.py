@@ -491,6 +491,8 @@ def format_table(result: dict) -> str:
     ]
     for label, key, fmt in rows:
         a, b = ours[key], marian[key]
+        if a is None and b is None:
+            continue  # not measured (--generate-only)
         if key == "train_flops_per_s" and a is not None:
             a, b = a / 1e9, b / 1e9
         lines.append(

@@ -285,6 +285,11 @@ class CTranslate2Translator:
         length_penalty = (
             saved(config, "length_penalty") if decoding.length_penalty is None else decoding.length_penalty
         )
+        no_repeat_ngram_size = (
+            saved(config, "no_repeat_ngram_size")
+            if decoding.no_repeat_ngram_size is None
+            else decoding.no_repeat_ngram_size
+        )
         min_new_tokens = config.min_new_tokens or max(saved(config, "min_length") - 1, 0)
         max_source_length = max_source_length or self.max_source_length
 
@@ -298,7 +303,7 @@ class CTranslate2Translator:
                 max_decoding_length=limit,
                 min_decoding_length=min(min_new_tokens, limit),  # the limit wins, as in generate()
                 repetition_penalty=saved(config, "repetition_penalty"),
-                no_repeat_ngram_size=saved(config, "no_repeat_ngram_size"),
+                no_repeat_ngram_size=no_repeat_ngram_size,
                 max_input_length=0,  # truncated above, as the PyTorch path does
             )
             outputs = [self.tokenizer.convert_tokens_to_ids(result.hypotheses[0]) for result in results]

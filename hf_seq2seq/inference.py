@@ -137,6 +137,7 @@ class Decoding:
     num_beams: int | None = None
     length_penalty: float | None = None
     max_new_tokens: int | None = None
+    no_repeat_ngram_size: int | None = None
     compile: bool = False
 
     def generate_kwargs(self) -> dict:
@@ -149,7 +150,11 @@ class Decoding:
     def settings(self, model: PreTrainedModel) -> dict:
         """What was used, for a report: the saved values with this object's overrides."""
         config = model.generation_config
-        settings = {"num_beams": config.num_beams, "length_penalty": config.length_penalty}
+        settings = {
+            "num_beams": config.num_beams,
+            "length_penalty": config.length_penalty,
+            "no_repeat_ngram_size": config.no_repeat_ngram_size,
+        }
         if self.max_new_tokens is None:
             for name in ("max_length_a", "max_length_b", "max_new_tokens"):
                 if getattr(config, name, None) is not None:

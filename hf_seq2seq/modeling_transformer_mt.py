@@ -102,18 +102,33 @@ def additive_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 def token_mask_of(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
-    """(B, T) bool mask of real tokens, or None when there is no padding (nothing to skip)."""
-    if attention_mask is None or bool(attention_mask.all()):
+    """(B, T) bool mask of real tokens, or None when there is no padding (nothing to skip). Under torch.compile
+    it is the mask whenever there is one: whether a batch has padding is data, which a graph cannot branch on."""
+    if attention_mask is None or (not torch.compiler.is_compiling() and bool(attention_mask.all())):
         return None
     return attention_mask.bool()
 
 
-def unpack(packed: torch.Tensor, token_mask: torch.Tensor | None) -> torch.Tensor:
-    """(N, F) real-token rows -> (B, T, F) with zeros at padding; identity without a mask."""
+def pack(
+    hidden_states: torch.Tensor, token_mask: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The first layer's input and the mask the layers pack by: the (N, D) real-token rows and `token_mask`, so
+    that the layers never compute on padding. Under torch.compile, (B, T, D) as it is and None: a number of rows
+    that depends on the data breaks the graph, and the backward of `unpack`'s scatter cannot be traced."""
+    if token_mask is None or torch.compiler.is_compiling():
+        return hidden_states, None
+    return hidden_states[token_mask], token_mask
+
+
+def unpack(hidden_states: torch.Tensor, token_mask: torch.Tensor | None) -> torch.Tensor:
+    """Real-token rows -> (B, T, F) with zeros at padding: (N, F) packed rows are put in place, (B, T, F) rows
+    (not packed, under torch.compile) have their padding zeroed; identity without a mask."""
     if token_mask is None:
-        return packed
-    padded = packed.new_zeros(*token_mask.shape, packed.shape[-1])
-    padded[token_mask] = packed
+        return hidden_states
+    if hidden_states.dim() == 3:
+        return hidden_states.masked_fill(~token_mask[..., None], 0.0)
+    padded = hidden_states.new_zeros(*token_mask.shape, hidden_states.shape[-1])
+    padded[token_mask] = hidden_states
     return padded
 
 
@@ -500,14 +515,13 @@ class TransformerMTEncoder(TransformerMTStack):
         hidden_states = self.embed(input_ids)  # (B, S, D)
         mask = padding_mask(attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
         token_mask = token_mask_of(attention_mask)
-        if token_mask is not None:
-            hidden_states = hidden_states[token_mask]  # (N, D): layers never compute on padding
+        hidden_states, packed_by = pack(hidden_states, token_mask)  # (N, D), (B, S, D) under torch.compile
 
         all_hidden_states = (unpack(hidden_states, token_mask),) if output_hidden_states else None
         all_attentions = () if output_attentions else None
         for layer in self.layers:
             hidden_states, weights = layer(
-                hidden_states, mask, output_attentions=bool(output_attentions), token_mask=token_mask
+                hidden_states, mask, output_attentions=bool(output_attentions), token_mask=packed_by
             )
             if output_attentions:
                 all_attentions += (weights,)
@@ -601,21 +615,16 @@ class TransformerMTDecoder(TransformerMTStack):
             )
 
         hidden_states = self.embed(input_ids, start=past_length)  # (B, T, D)
-        token_mask = None
+        token_mask = None  # a 4-D mask names no padded target tokens to skip
         if attention_mask is not None and attention_mask.dim() == 4:  # built by generate() for a static cache
             self_mask = additive_mask(attention_mask, hidden_states.dtype)  # (B, 1, T, K)
         else:
             self_mask = causal_mask(
                 length, past_length, attention_mask, hidden_states.dtype, hidden_states.device, key_length
             )
-            # skipping padded target tokens needs their count, a device sync that torch.compile cannot trace
-            if not static:
-                token_mask = token_mask_of(
-                    attention_mask[:, -length:] if attention_mask is not None else None
-                )
+            token_mask = token_mask_of(attention_mask[:, -length:] if attention_mask is not None else None)
         cross_mask = padding_mask(encoder_attention_mask, hidden_states.dtype)  # (B, 1, 1, S)
-        if token_mask is not None:
-            hidden_states = hidden_states[token_mask]  # (N, D)
+        hidden_states, packed_by = pack(hidden_states, token_mask)  # (N, D), (B, T, D) under torch.compile
 
         all_hidden_states = (unpack(hidden_states, token_mask),) if output_hidden_states else None
         all_self_attentions = () if output_attentions else None
@@ -628,7 +637,7 @@ class TransformerMTDecoder(TransformerMTStack):
                 cross_mask,
                 past_key_values=past_key_values,
                 output_attentions=bool(output_attentions),
-                token_mask=token_mask,
+                token_mask=packed_by,
             )
             if output_attentions:
                 all_self_attentions += (self_weights,)
@@ -710,6 +719,16 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
         )
 
 
+def ban_repeated_ngrams(logits: torch.Tensor, prefix: torch.LongTensor, n: int) -> None:
+    """Sets to -inf the logits (b, V) of each token that would repeat an n-gram of `prefix` (b, T >= n): the
+    last token of every n-gram in it that starts with the prefix's last n-1 tokens (as transformers'
+    `NoRepeatNGramLogitsProcessor`)."""
+    ngrams = prefix.unfold(1, n, 1)  # (b, T-n+1, n)
+    repeats = (ngrams[:, :, :-1] == prefix[:, None, prefix.shape[1] - n + 1 :]).all(dim=-1)  # (b, T-n+1)
+    rows, starts = repeats.nonzero(as_tuple=True)
+    logits[rows, ngrams[rows, starts, -1]] = -math.inf
+
+
 # the generation-config fields `greedy_search` implements: a call whose other fields are at their defaults is
 # plain greedy search
 GREEDY_SEARCH_FIELDS = {
@@ -719,6 +738,7 @@ GREEDY_SEARCH_FIELDS = {
     "min_new_tokens",
     "max_length_a",  # the length rule, applied by `generate()`
     "max_length_b",
+    "no_repeat_ngram_size",
     "decoder_start_token_id",
     "bos_token_id",
     "eos_token_id",
@@ -734,7 +754,8 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
 
     Training speed-up that leaves the loss unchanged: in training mode with `labels`, the output projection
     and the cross-entropy run only on the positions whose label is not -100, and `logits` is not returned
-    (the loss is all the Trainer needs). In eval mode the full (B, T, V) logits are returned.
+    (the loss is all the Trainer needs). In eval mode, and under torch.compile (a graph cannot select a number
+    of positions that depends on the data), the full (B, T, V) logits are returned.
     """
 
     _tied_weights_keys = {
@@ -877,6 +898,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             eos_token_ids=eos,
             pad_token_id=pad if pad is not None else 0,
             decoder_start_token_id=start,
+            no_repeat_ngram_size=config.no_repeat_ngram_size or 0,
         )
 
     @torch.inference_mode()
@@ -889,10 +911,11 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         eos_token_ids: list[int],
         pad_token_id: int,
         decoder_start_token_id: int,
+        no_repeat_ngram_size: int = 0,
     ) -> torch.LongTensor:
         """Greedy decoding: (B, S) source -> (B, 1 + N) target ids, `decoder_start_token_id` first, `pad_token_id`
         after a row's EOS, N <= `max_new_tokens` (stopping when every row has ended), no EOS among the first
-        `min_new_tokens` tokens.
+        `min_new_tokens` tokens, no n-gram of `no_repeat_ngram_size` tokens twice in a row's ids.
 
         The encoder runs once, the cross-attention keys and values of every layer are computed once, and each
         step runs the decoder on the newest token only, writing its self-attention keys and values into slot t
@@ -917,6 +940,8 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             logits = self.lm_head(hidden_states)  # (b, V)
             if position < min_new_tokens:
                 logits[:, eos] = -math.inf
+            if 0 < no_repeat_ngram_size <= position + 1:
+                ban_repeated_ngrams(logits, sequences[rows, : position + 1], no_repeat_ngram_size)
             tokens = logits.argmax(dim=-1).masked_fill_(ended, pad_token_id)  # (b,)
             sequences[rows, position + 1] = tokens
             ended |= torch.isin(tokens, eos)
@@ -973,7 +998,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         hidden_states = outputs.last_hidden_state  # (B, T, D)
 
         logits, loss = None, None
-        if labels is not None and self.training:
+        if labels is not None and self.training and not torch.compiler.is_compiling():
             keep = labels != -100  # (B, T)
             loss = self._loss(self.lm_head(hidden_states[keep]), labels[keep], num_items_in_batch)  # (N, V)
         else:

@@ -93,11 +93,20 @@ def synthetic_fra_txt(tmp_path_factory) -> Path:
     return write_fra_txt(tmp_path_factory.mktemp("synthetic") / "fra.txt", seed=0)
 
 
-WORDS = (
-    "how are you ? i like cheese . good morning thank ! comment allez vous je aime le fromage bonjour merci"
+# the words of `tiny_tokenizer`
+ENGLISH = (
+    "how are you ? i like cheese . good morning thank ! the a cat dog sat on mat is here big small red house"
 )
+FRENCH = "comment allez vous je aime le fromage bonjour merci la chat chien est sur tapis ici grand rouge"
 SPECIAL = ["<pad>", "</s>", "<unk>"]  # the project tokenizer's layout: pad 0, eos 1, unk 2, no bos
-VOCAB = {token: i for i, token in enumerate(SPECIAL + WORDS.split())}
+VOCAB = {token: i for i, token in enumerate(SPECIAL + ENGLISH.split() + FRENCH.split())}
+# the special ids of a model over `tiny_tokenizer`'s vocabulary; the decoder starts from pad, like the project's
+TOKENIZER_IDS = dict(
+    pad_token_id=VOCAB["<pad>"],
+    bos_token_id=None,
+    eos_token_id=VOCAB["</s>"],
+    decoder_start_token_id=VOCAB["<pad>"],
+)
 # ids of the tiny random networks (no tokenizer): pad, bos (= decoder start), eos, vocabulary size
 PAD, BOS, EOS, TINY_VOCAB = 0, 1, 2, 40
 REPO_ID = "someone/tiny-en-fr"
@@ -139,7 +148,7 @@ def tiny_config(**overrides) -> TransformerMTConfig:
 
 
 def tiny_tokenizer() -> PreTrainedTokenizerFast:
-    """A word-level tokenizer over `WORDS` that appends `</s>`, wrapped for `AutoTokenizer`."""
+    """A word-level tokenizer over `ENGLISH` and `FRENCH` that appends `</s>`, wrapped for `AutoTokenizer`."""
     backend = Tokenizer(models.WordLevel(VOCAB, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     backend.post_processor = processors.TemplateProcessing(
@@ -166,9 +175,7 @@ def make_trained_folder(path: Path, seed: int = 0, report: EvalReport | None = R
         decoder_ffn_dim=32,
         dropout=0.0,
         max_position_embeddings=32,
-        pad_token_id=VOCAB["<pad>"],
-        eos_token_id=VOCAB["</s>"],
-        decoder_start_token_id=VOCAB["<pad>"],
+        **TOKENIZER_IDS,
     )
     model = TransformerMTForConditionalGeneration(config)
     model.generation_config = greedy_generation_config(model, (1.5, 4))

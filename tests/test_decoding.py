@@ -138,7 +138,8 @@ def ending_token(model, batch: dict) -> int:
 @pytest.mark.parametrize("attn_implementation", ["sdpa", "eager"])
 def test_greedy_search_equals_generation_mixin(lengths, normalize_before, attn_implementation):
     """Plain greedy generate() takes the hand-written greedy search and returns GenerationMixin's sequences:
-    rows ending at different steps (pad after EOS, the batch shrinking), min_new_tokens, no EOS at all."""
+    rows ending at different steps (pad after EOS, the batch shrinking), min_new_tokens, no EOS at all, n-grams
+    banned from repeating."""
     model = random_model(normalize_before, attn_implementation)
     batch = padded_batch(lengths, seed=len(lengths))
     eos = ending_token(model, batch)
@@ -148,6 +149,9 @@ def test_greedy_search_equals_generation_mixin(lengths, normalize_before, attn_i
         dict(max_new_tokens=12, min_new_tokens=5, eos_token_id=eos),
         dict(max_new_tokens=9, min_new_tokens=9, eos_token_id=eos),  # the benchmark's exact length
         dict(max_length=8, eos_token_id=[eos, EOS]),
+        dict(max_new_tokens=12, no_repeat_ngram_size=1),  # every earlier token banned
+        dict(max_new_tokens=12, no_repeat_ngram_size=2, eos_token_id=eos),
+        dict(max_new_tokens=12, no_repeat_ngram_size=3, min_new_tokens=4, eos_token_id=eos),
         dict(eos_token_id=None),  # the default length
     )
     for kwargs in calls:
@@ -190,7 +194,7 @@ def test_greedy_search_applies_the_length_rule(lengths):
         dict(num_beams=4),
         dict(output_scores=True, return_dict_in_generate=True),
         dict(repetition_penalty=1.3),
-        dict(no_repeat_ngram_size=2),
+        dict(encoder_no_repeat_ngram_size=2),
         dict(do_sample=True, top_k=5),
         dict(num_return_sequences=1, forced_eos_token_id=EOS),
         dict(logits_processor=LogitsProcessorList()),

@@ -78,11 +78,15 @@ def test_float32_export_gives_the_same_greedy_tokens_as_generate(tokenizer, tmp_
     translator = CTranslate2Translator(tmp_path / "ct2")
     sentences = [s for s in SOURCES if s]
 
-    expected = generate_ids(model, tokenizer, sentences, max_new_tokens=12)
-    assert (
-        len({tuple(ids) for ids in expected}) > 1 and max(map(len, expected)) > 3
-    )  # not a degenerate output
-    assert export_ids(translator, sentences, max_decoding_length=12) == expected
+    for no_repeat in (0, 3):  # repeated trigrams allowed, and banned as the saved config does
+        expected = generate_ids(
+            model, tokenizer, sentences, max_new_tokens=12, no_repeat_ngram_size=no_repeat
+        )
+        assert (
+            len({tuple(ids) for ids in expected}) > 1 and max(map(len, expected)) > 3
+        )  # not a degenerate output
+        exported = export_ids(translator, sentences, max_decoding_length=12, no_repeat_ngram_size=no_repeat)
+        assert exported == expected, no_repeat
     # through translate(): the saved length rule a * S + b, batches of 2, and the blank line
     assert translate(translator, tokenizer, SOURCES, batch_size=2) == translate(
         model, tokenizer, SOURCES, batch_size=2

@@ -71,6 +71,24 @@ def test_the_length_limit_grows_with_the_source(tokenizer):
     assert model.generate(**batch, max_new_tokens=3).shape[1] == 4  # a fixed limit overrides the rule
 
 
+def test_the_saved_decoding_never_repeats_a_trigram(tokenizer):
+    """A model stuck on a few tokens: with the saved config no token trigram comes twice (the greedy loops of
+    real models), while without the ban the same model loops."""
+    model = random_model(tokenizer, length_rule=(1.5, 30))
+    model.generation_config.suppress_tokens = [tokenizer.eos_token_id]  # long outputs
+
+    def trigrams(decoding: Decoding) -> list[list[tuple]]:
+        (text,) = translate(model, tokenizer, ["the cat sat on the mat ."], decoding=decoding)
+        ids = [tokenizer.pad_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+        assert len(ids) > 20
+        return [tuple(ids[i : i + 3]) for i in range(len(ids) - 2)]
+
+    saved = trigrams(Decoding())
+    assert len(set(saved)) == len(saved)
+    looping = trigrams(Decoding(no_repeat_ngram_size=0))
+    assert len(set(looping)) < len(looping)
+
+
 @pytest.mark.parametrize("normalize_before", [False, True])
 def test_beam_search_with_the_cache_matches_without_it_and_beats_greedy(tokenizer, normalize_before):
     model = random_model(tokenizer, seed=3)

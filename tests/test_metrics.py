@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 import sacrebleu
-from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from conftest import VOCAB, tiny_tokenizer
 from transformers import EvalPrediction, PreTrainedTokenizerFast
 
 from hf_seq2seq.metrics import (
@@ -18,9 +18,7 @@ from hf_seq2seq.metrics import (
 )
 from hf_seq2seq.report import EvalReport
 
-WORDS = "the a cat dog sat on mat is here big small red house le la chat chien est sur tapis ici grand rouge".split()
-SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
-PAD, BOS, EOS = 0, 1, 2
+PAD = VOCAB["<pad>"]  # also the start token of every generated sequence, as in the project's models
 
 HYPS = ["the cat sat on the mat", "a dog is here", "the big red house", ""]
 REFS = [
@@ -29,17 +27,6 @@ REFS = [
     ["the big house is red", "a big red house"],
     ["nothing"],
 ]
-
-
-def tiny_tokenizer() -> PreTrainedTokenizerFast:
-    """Word-level tokenizer over `WORDS`; appends </s> to every encoded text."""
-    vocab = {token: i for i, token in enumerate(SPECIALS + WORDS)}
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", EOS)])
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>"
-    )
 
 
 def test_single_reference_scores_equal_sacrebleu():
@@ -114,10 +101,10 @@ def encode(tokenizer: PreTrainedTokenizerFast, texts: list[str]) -> list[list[in
 def test_compute_metrics_decodes_ids_with_minus_100_and_special_tokens():
     tokenizer = tiny_tokenizer()
     hyps, refs = ["the cat sat on the mat", "a dog", ""], ["the cat sat on a mat", "a dog is here", "la chat"]
-    # generated ids: start token, tokens, </s>, then pad and -100 (the Trainer pads across batches with -100)
+    # generated ids: the start token (pad), tokens, </s>, then pad and -100 (the Trainer pads across batches with -100)
     predictions = np.full((3, 10), -100)
     for i, ids in enumerate(encode(tokenizer, hyps)):
-        predictions[i, : len(ids) + 2] = [BOS, *ids, PAD]
+        predictions[i, : len(ids) + 2] = [PAD, *ids, PAD]
     labels = np.full((3, 8), -100)
     for i, ids in enumerate(encode(tokenizer, refs)):
         labels[i, : len(ids)] = ids
@@ -147,7 +134,7 @@ def test_compute_metrics_finds_all_references_by_source_ids_whatever_the_order()
         labels = np.full((2, 5), -100)
         for row, i in enumerate(order):
             ids = encode(tokenizer, [hyps[i]])[0]
-            predictions[row, : len(ids) + 1] = [BOS, *ids]
+            predictions[row, : len(ids) + 1] = [PAD, *ids]
             src = encode(tokenizer, [sources[i]])[0]
             inputs[row, : len(src) + 1] = [*src, PAD]
             ref = encode(tokenizer, [references[i][0]])[0]

@@ -6,10 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import BOS, PAD, tiny_config
+from conftest import ENGLISH, FRENCH, SPECIAL, TOKENIZER_IDS, VOCAB, tiny_config, tiny_tokenizer
 from datasets import Dataset
 from PIL import Image
-from test_metrics import WORDS, tiny_tokenizer
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
@@ -27,7 +26,7 @@ from hf_seq2seq.plotting import (
     training_series,
 )
 
-VOCAB = 4 + len(WORDS)
+START = PAD = VOCAB["<pad>"]  # the decoder starts from pad, as in the project's models
 ENCODER_GRID, DECODER_GRID = (2, 4), (3, 2)  # (layers, heads): different so the grids cannot be mixed up
 SENTENCE = "the big cat sat on the red mat"
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -36,7 +35,8 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 def tiny_model(seed: int = 0, model_class=TransformerMTForConditionalGeneration):
     torch.manual_seed(seed)
     config = tiny_config(
-        vocab_size=VOCAB,
+        vocab_size=len(VOCAB),
+        **TOKENIZER_IDS,
         d_model=16,
         encoder_layers=ENCODER_GRID[0],
         encoder_attention_heads=ENCODER_GRID[1],
@@ -63,7 +63,7 @@ def test_attention_maps_tokens_and_shapes(maps):
         **tokenizer(SENTENCE, return_tensors="pt"), num_beams=1, do_sample=False, max_new_tokens=6
     )
     assert maps["target_tokens"] == tokenizer.convert_ids_to_tokens(generated[0].tolist())
-    assert maps["target_tokens"][0] == "<s>" and len(maps["target_tokens"]) >= 4
+    assert maps["target_tokens"][0] == "<pad>" and len(maps["target_tokens"]) >= 4
     assert maps["translation"] == tokenizer.decode(generated[0], skip_special_tokens=True)
     s, t = len(maps["source_tokens"]), len(maps["target_tokens"])
     assert maps["encoder_attentions"].shape == (*ENCODER_GRID, s, s)
@@ -89,7 +89,7 @@ def test_attention_maps_are_the_models_weights(maps):
     hook = attn.register_forward_hook(
         lambda module, args, kwargs, out: layer_inputs.append(args[0]), with_kwargs=True
     )
-    model(**tokenizer(SENTENCE, return_tensors="pt"), decoder_input_ids=torch.tensor([[BOS]]))
+    model(**tokenizer(SENTENCE, return_tensors="pt"), decoder_input_ids=torch.tensor([[START]]))
     hook.remove()
     heads, head_dim = ENCODER_GRID[1], 16 // ENCODER_GRID[1]
     q, k, _ = attn.qkv_proj(layer_inputs[0]).view(1, -1, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
@@ -105,10 +105,10 @@ def test_attention_maps_generates_no_more_tokens_than_the_model_has_positions():
 def test_model_attentions_are_zero_on_padded_keys():
     model = tiny_model()
     lengths = [7, 3]
-    input_ids = torch.randint(4, VOCAB, (2, 7), generator=torch.Generator().manual_seed(0))
+    input_ids = torch.randint(len(SPECIAL), len(VOCAB), (2, 7), generator=torch.Generator().manual_seed(0))
     attention_mask = (torch.arange(7)[None] < torch.tensor(lengths)[:, None]).long()
     input_ids = input_ids.masked_fill(attention_mask == 0, PAD)
-    weights = model_attentions(model, input_ids, attention_mask, torch.tensor([[BOS, 5, 6], [BOS, 7, 8]]))
+    weights = model_attentions(model, input_ids, attention_mask, torch.tensor([[START, 5, 6], [START, 7, 8]]))
     assert weights["encoder_attentions"].shape == (2, *ENCODER_GRID, 7, 7)
     assert weights["cross_attentions"].shape == (2, *DECODER_GRID, 3, 7)
     for i, length in enumerate(lengths):
@@ -116,7 +116,7 @@ def test_model_attentions_are_zero_on_padded_keys():
         assert np.all(weights["cross_attentions"][i, ..., length:] == 0)
         assert np.all(weights["cross_attentions"][i, ..., :length] > 0)
     # the short sentence alone gives the same weights as its padded row
-    alone = model_attentions(model, input_ids[1:, :3], attention_mask[1:, :3], torch.tensor([[BOS, 7, 8]]))
+    alone = model_attentions(model, input_ids[1:, :3], attention_mask[1:, :3], torch.tensor([[START, 7, 8]]))
     np.testing.assert_allclose(
         weights["cross_attentions"][1, ..., :3], alone["cross_attentions"][0], atol=1e-6
     )
@@ -197,7 +197,7 @@ def test_find_trainer_state_prefers_run_file_then_newest_checkpoint(tmp_path):
 
 def translation_pairs(n: int, seed: int = 0) -> dict[str, list[str]]:
     rng = np.random.default_rng(seed)
-    english, french = WORDS[:13], WORDS[13:]
+    english, french = ENGLISH.split(), FRENCH.split()
     src = [" ".join(rng.choice(english, size=int(rng.integers(2, 6)))) for _ in range(n)]
     tgt = [" ".join(rng.choice(french, size=int(rng.integers(2, 6)))) for _ in range(n)]
     return {"src": src, "tgt": tgt}

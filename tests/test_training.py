@@ -34,6 +34,7 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt
     assert [row["bucket"] for row in saved.by_length] == ["1-10", "11-20", "21-40", "41+"]
     generation_config = json.loads((output_dir / "generation_config.json").read_text())
     assert generation_config["num_beams"] == 1 and not generation_config["do_sample"]
+    assert generation_config["no_repeat_ngram_size"] == 3
     assert generation_config["max_length_a"] > 0 and "max_length" not in generation_config  # one limit
 
     model = AutoModelForSeq2SeqLM.from_pretrained(output_dir).eval()

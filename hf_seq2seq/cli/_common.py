@@ -1,6 +1,7 @@
 """What several verbs' parsers share."""
 
 import argparse
+import json
 import logging
 
 
@@ -19,8 +20,8 @@ def setup_logging() -> None:
 
 
 def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
-    """--num-beams, --length-penalty, --max-new-tokens (unset ones keep the model's generation_config.json),
-    --compile."""
+    """--num-beams, --length-penalty, --max-new-tokens, --no-repeat-ngram-size (unset ones keep the model's
+    generation_config.json), --compile."""
     group = p.add_argument_group("decoding (default: the model's generation_config.json, greedy)")
     group.add_argument("--num-beams", type=int, help="beam search with this many beams (1: greedy)")
     group.add_argument("--length-penalty", type=float, help="beam score / length**this (default 1.0)")
@@ -28,6 +29,11 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
         "--max-new-tokens",
         type=int,
         help="a fixed limit on each translation's length, instead of the saved rule a * source tokens + b",
+    )
+    group.add_argument(
+        "--no-repeat-ngram-size",
+        type=int,
+        help="no n-gram of this many tokens twice in a translation (saved: 3; 0 allows repeats)",
     )
     group.add_argument(
         "--compile",
@@ -44,6 +50,7 @@ def decoding_from(args: argparse.Namespace):
         num_beams=args.num_beams,
         length_penalty=args.length_penalty,
         max_new_tokens=args.max_new_tokens,
+        no_repeat_ngram_size=args.no_repeat_ngram_size,
         compile=args.compile,
     )
 
@@ -56,6 +63,32 @@ def add_engine_argument(p: argparse.ArgumentParser) -> None:
         help="torch: a saved model folder; ctranslate2: an export of `hf-seq2seq export ctranslate2` "
         '(needs pip install "hf_seq2seq[deploy]")',
     )
+
+
+def add_size_argument(p: argparse.ArgumentParser, flag: str, default: str, help: str | None = None) -> None:
+    """A model-size flag of the measuring verbs: one of `hf_seq2seq.benchmark.SIZES`."""
+    from ..benchmark import SIZES
+
+    p.add_argument(flag, choices=sorted(SIZES), default=default, help=help)
+
+
+def add_measuring_arguments(p: argparse.ArgumentParser) -> None:
+    """--device, --repeats, --json: what the measuring verbs (benchmark, measure-training) share."""
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    p.add_argument(
+        "--repeats", type=int, default=5, help="timed passes per measurement (their median counts)"
+    )
+    p.add_argument("--json", default=None, help="also write the result here")
+
+
+def print_result(result: dict, table: str, json_path: str | None) -> dict:
+    """A measuring verb's output: its table printed, and its result written to `json_path` (`--json`) if given."""
+    print(table)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"wrote {json_path}")
+    return result
 
 
 PRECISIONS = ("fp32", "bf16", "int8")  # hf_seq2seq.inference.PRECISIONS, without importing torch for --help

@@ -1,17 +1,17 @@
 """`hf-seq2seq benchmark`: speed and memory of this model against MarianMTModel at identical sizes."""
 
-import json
-
 from ..benchmark import (
-    SIZES,
     format_ctranslate2_table,
     format_table,
     run_benchmark,
     run_ctranslate2_benchmark,
 )
-from ._common import parser
+from ._common import add_measuring_arguments, add_size_argument, parser, print_result
 
 DTYPES = ["fp32", "bf16", "fp16"]
+# --quick: one timed pass, one latency run, 3 new tokens, batches of QUICK_BATCH_SIZE sentences, no memory
+QUICK = dict(repeats=1, latency_runs=1, new_tokens=3)
+QUICK_BATCH_SIZE = 4
 
 
 def build_parser():
@@ -21,8 +21,8 @@ def build_parser():
         "model and of MarianMTModel at the same size, in one process, and print a table with the ratios.",
         "hf-seq2seq benchmark --size cpu --json docs/benchmark_cpu.json",
     )
-    p.add_argument("--size", choices=sorted(SIZES), default="cpu")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    add_size_argument(p, "--size", "cpu")
+    add_measuring_arguments(p)
     p.add_argument(
         "--dtype",
         choices=DTYPES,
@@ -30,7 +30,6 @@ def build_parser():
         help="training autocast dtype and generation weight dtype (both models unless --marian-dtype)",
     )
     p.add_argument("--marian-dtype", choices=DTYPES, default=None)
-    p.add_argument("--repeats", type=int, default=5)
     p.add_argument(
         "--generate-only",
         action="store_true",
@@ -54,7 +53,6 @@ def build_parser():
         "torch.compile), at fp32 and each --precision but int8; compilation is not timed",
     )
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
-    p.add_argument("--json", default=None, help="write the result here")
     ct2 = p.add_argument_group("CTranslate2 exports of a trained model (needs the deploy extra)")
     ct2.add_argument(
         "--ctranslate2",
@@ -69,43 +67,30 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
-    settings = dict(
-        repeats=args.repeats,
-        latency_runs=args.latency_runs,
+    settings = QUICK if args.quick else dict(repeats=args.repeats, latency_runs=args.latency_runs)
+    if args.ctranslate2:
+        if args.quick:
+            settings = dict(settings, batch_size=QUICK_BATCH_SIZE)
+        result = run_ctranslate2_benchmark(
+            args.ctranslate2, data_path=args.data_path, max_samples=args.max_samples, **settings
+        )
+        return print_result(result, format_ctranslate2_table(result), args.json)
+    if args.quick:
+        settings = dict(
+            settings,
+            train_batch_size=QUICK_BATCH_SIZE,
+            train_batches=1,
+            generate_batch_size=QUICK_BATCH_SIZE,
+            measure_memory=False,
+        )
+    result = run_benchmark(
+        size=args.size,
+        device=args.device,
+        dtype=args.dtype,
+        marian_dtype=args.marian_dtype,
         measure_training=not args.generate_only,
         precisions=tuple(args.precision),
         compiled=args.compile,
+        **settings,
     )
-    if args.quick:
-        settings = dict(
-            repeats=1,
-            train_batch_size=4,
-            train_batches=1,
-            generate_batch_size=4,
-            new_tokens=3,
-            latency_runs=1,
-            measure_memory=False,
-            measure_training=not args.generate_only,
-            precisions=tuple(args.precision),
-            compiled=args.compile,
-        )
-    if args.ctranslate2:
-        quick = (
-            dict(batch_size=4, new_tokens=3, latency_runs=1, repeats=1)
-            if args.quick
-            else dict(repeats=args.repeats, latency_runs=args.latency_runs)
-        )
-        result = run_ctranslate2_benchmark(
-            args.ctranslate2, data_path=args.data_path, max_samples=args.max_samples, **quick
-        )
-        print(format_ctranslate2_table(result))
-    else:
-        result = run_benchmark(
-            size=args.size, device=args.device, dtype=args.dtype, marian_dtype=args.marian_dtype, **settings
-        )
-        print(format_table(result))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-        print(f"wrote {args.json}")
-    return result
+    return print_result(result, format_table(result), args.json)
