@@ -140,9 +140,13 @@ class Decoding:
     no_repeat_ngram_size: int | None = None
     compile: bool = False
 
+    def overrides(self) -> dict:
+        """The generation settings this object sets (a None would override a saved setting)."""
+        return {key: value for key, value in asdict(self).items() if value is not None and key != "compile"}
+
     def generate_kwargs(self) -> dict:
-        """The `generate()` arguments: only those set (a None would override a saved setting)."""
-        kwargs = {key: value for key, value in asdict(self).items() if value is not None and key != "compile"}
+        """The `generate()` arguments: the overrides, and a static cache and compile config for `compile`."""
+        kwargs = self.overrides()
         if self.compile:
             kwargs |= {"cache_implementation": "static", "compile_config": compile_config()}
         return kwargs
@@ -159,10 +163,7 @@ class Decoding:
             for name in ("max_length_a", "max_length_b", "max_new_tokens"):
                 if getattr(config, name, None) is not None:
                     settings[name] = getattr(config, name)
-        overrides = {
-            key: value for key, value in asdict(self).items() if value is not None and key != "compile"
-        }
-        return settings | overrides | ({"compile": True} if self.compile else {})
+        return settings | self.overrides() | ({"compile": True} if self.compile else {})
 
 
 @torch.inference_mode()
