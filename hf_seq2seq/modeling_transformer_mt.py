@@ -166,6 +166,17 @@ class TransformerMTSinusoidalPositionalEncoding(nn.Module):
         return self.table[start : start + length]  # (T, D)
 
 
+def linear_by_columns(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """`layer(x)` over (b, in) rows -> (b, out). For an `nn.Linear` on CPU, computed as (W xᵀ + bias)ᵀ, a view
+    of an (out, b) result: with few rows (decoding: one per sentence) CPU BLAS runs the (out, in) x (in, b)
+    product up to 1.5x faster than (b, in) x (in, out). Other modules (e.g. int8-quantized) run as they are."""
+    if type(layer) is not nn.Linear or x.device.type != "cpu":
+        return layer(x)
+    if layer.bias is None:
+        return torch.mm(layer.weight, x.T).T
+    return torch.addmm(layer.bias[:, None], layer.weight, x.T).T
+
+
 def eager_attention_forward(
     module: nn.Module,
     query: torch.Tensor,
@@ -428,22 +439,27 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
         """
         batch = hidden_states.shape[0]
         attention = self.self_attn
-        qkv = attention.qkv_proj(self.self_attn_connection.sublayer_input(hidden_states))
-        qkv = qkv.view(batch, 3, attention.num_heads, 1, attention.head_dim)  # (B, 3, H, 1, Dh)
+        qkv = linear_by_columns(attention.qkv_proj, self.self_attn_connection.sublayer_input(hidden_states))
+        # rows again (a copy): the cache write and the attention read each row's heads
+        qkv = qkv.contiguous().view(batch, 3, attention.num_heads, 1, attention.head_dim)  # (B, 3, H, 1, Dh)
         self_keys_values[:, :, :, position] = qkv[:, 1:, :, 0].transpose(0, 1)  # (2, B, H, Dh)
         key, value = self_keys_values[:, :, :, : position + 1]  # (B, H, position+1, Dh)
         output, _ = attention.attend(qkv[:, 0], key, value, None)  # (B, 1, H, Dh)
-        output = attention.out_proj(output.reshape(batch, -1))  # (B, D)
+        output = linear_by_columns(attention.out_proj, output.reshape(batch, -1))  # (B, D)
         hidden_states = self.self_attn_connection(hidden_states, output)
 
         attention = self.encoder_attn
-        query = attention.q_proj(self.encoder_attn_connection.sublayer_input(hidden_states))
-        query = query.view(batch, attention.num_heads, 1, attention.head_dim)  # (B, H, 1, Dh)
+        query = linear_by_columns(
+            attention.q_proj, self.encoder_attn_connection.sublayer_input(hidden_states)
+        )
+        query = query.contiguous().view(batch, attention.num_heads, 1, attention.head_dim)  # (B, H, 1, Dh)
         output, _ = attention.attend(query, *cross_keys_values, cross_mask)  # (B, 1, H, Dh)
-        output = attention.out_proj(output.reshape(batch, -1))  # (B, D)
+        output = linear_by_columns(attention.out_proj, output.reshape(batch, -1))  # (B, D)
         hidden_states = self.encoder_attn_connection(hidden_states, output)
 
-        return self.ffn_connection(hidden_states, self.ffn(self.ffn_connection.sublayer_input(hidden_states)))
+        ffn = self.ffn
+        output = ffn.activation(linear_by_columns(ffn.fc1, self.ffn_connection.sublayer_input(hidden_states)))
+        return self.ffn_connection(hidden_states, linear_by_columns(ffn.fc2, output))  # (B, D)
 
 
 class TransformerMTPreTrainedModel(PreTrainedModel):
@@ -729,6 +745,21 @@ def ban_repeated_ngrams(logits: torch.Tensor, prefix: torch.LongTensor, n: int) 
     logits[rows, ngrams[rows, starts, -1]] = -math.inf
 
 
+def first_argmax(logits: torch.Tensor) -> torch.Tensor:
+    """(b, V) -> (b,): the index of each row's first maximum, as `logits.argmax(-1)`. torch's CPU argmax is a
+    scalar loop (about 1 ms over 64 x 8000 logits on a 2-core CPU); here the maxima of blocks of the vocabulary
+    are taken first (`amax` is vectorised), then the argmax within each row's first best block: a quarter of
+    the time. Reads `logits` in place when it is a transposed view of (V, b), as `linear_by_columns` makes."""
+    batch, vocab = logits.shape
+    if batch < 8 or logits.device.type != "cpu":  # few rows: the scalar loop is as fast
+        return logits.argmax(dim=-1)
+    block = next(size for size in range(64, 0, -1) if vocab % size == 0)
+    blocks = logits.T.contiguous().view(vocab // block, block, batch)  # (V/c, c, b)
+    best = blocks.amax(dim=1).argmax(dim=0, keepdim=True)  # (1, b): the first block holding the maximum
+    within = blocks.gather(0, best[:, None].expand(1, block, batch)).argmax(dim=1)  # (1, b)
+    return (best * block + within)[0]
+
+
 # the generation-config fields `greedy_search` implements: a call whose other fields are at their defaults is
 # plain greedy search
 GREEDY_SEARCH_FIELDS = {
@@ -937,12 +968,12 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         tokens = sequences[:, 0]  # (b,)
         for position in range(max_new_tokens):
             hidden_states = decoder.step(tokens, position, self_keys_values, cross_keys_values, cross_mask)
-            logits = self.lm_head(hidden_states)  # (b, V)
+            logits = linear_by_columns(self.lm_head, hidden_states)  # (b, V)
             if position < min_new_tokens:
                 logits[:, eos] = -math.inf
             if 0 < no_repeat_ngram_size <= position + 1:
                 ban_repeated_ngrams(logits, sequences[rows, : position + 1], no_repeat_ngram_size)
-            tokens = logits.argmax(dim=-1).masked_fill_(ended, pad_token_id)  # (b,)
+            tokens = first_argmax(logits).masked_fill_(ended, pad_token_id)  # (b,)
             sequences[rows, position + 1] = tokens
             ended |= torch.isin(tokens, eos)
             num_ended = int(ended.sum())

@@ -12,6 +12,7 @@ from conftest import BOS, EOS, PAD, tiny_config
 from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
+from hf_seq2seq.modeling_transformer_mt import first_argmax
 
 VOCAB = 50
 
@@ -115,6 +116,22 @@ def test_decoding_step_does_not_inspect_signatures(monkeypatch):
             model.generate(**batch, min_new_tokens=new_tokens, max_new_tokens=new_tokens, eos_token_id=None)
         counts.append(len(calls))
     assert counts[0] == counts[1]
+
+
+@pytest.mark.parametrize("rows", [1, 8, 64])
+@pytest.mark.parametrize("vocab", [8000, 50, 97])  # blocks of 64, of 50 (all in one), of 1 (a prime)
+def test_first_argmax_is_argmax(rows, vocab):
+    """The greedy token is torch's argmax, the first of tied maxima included, for logits laid out as rows or as
+    the transposed view the greedy search makes."""
+    generator = torch.Generator().manual_seed(rows + vocab)
+    logits = torch.randint(0, 4, (rows, vocab), generator=generator).float()  # ties in every row
+    logits[0, -1] = 9.0  # a maximum in the last block
+    assert torch.equal(first_argmax(logits), logits.argmax(dim=-1))
+    transposed = logits.T.contiguous().T  # (b, V) view of (V, b)
+    assert torch.equal(first_argmax(transposed), logits.argmax(dim=-1))
+    logits[:, 5] = -math.inf
+    logits[-1] = -math.inf  # a row with every token banned: index 0, as argmax
+    assert torch.equal(first_argmax(logits), logits.argmax(dim=-1))
 
 
 def transformers_generate(model, **kwargs):
