@@ -183,7 +183,8 @@ def decoding_linear(layer: nn.Module, x: torch.Tensor, packed: bool) -> torch.Te
 
     - `packed`: oneDNN's matmul with the weight reordered once into its blocked layout (the layout
       `torch.compile` uses for frozen CPU weights): 1.3x faster than BLAS at 64 rows, 2.5x for the 8,000-way
-      output layer at one row. It is re-packed when the weight changes (training, loading).
+      output layer at one row. It is packed again when the weight changes (an optimizer step, loading), as
+      its version counter tells; an in-place change through `weight.data` bypasses that counter.
     - else as (W xᵀ + bias)ᵀ, a view of an (out, b) result: with a few rows CPU BLAS runs the
       (out, in) x (in, b) product faster than (b, in) x (in, out), and oneDNN's per-call cost does not pay.
 

@@ -12,7 +12,7 @@ from conftest import BOS, EOS, PAD, tiny_config
 from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
-from hf_seq2seq.modeling_transformer_mt import first_argmax
+from hf_seq2seq.modeling_transformer_mt import decoding_linear, first_argmax
 
 VOCAB = 50
 
@@ -132,6 +132,49 @@ def test_first_argmax_is_argmax(rows, vocab):
     logits[:, 5] = -math.inf
     logits[-1] = -math.inf  # a row with every token banned: index 0, as argmax
     assert torch.equal(first_argmax(logits), logits.argmax(dim=-1))
+
+
+@pytest.mark.parametrize("rows", [1, 7, 8, 64])
+@pytest.mark.parametrize("bias", [True, False])
+def test_decoding_linear_is_the_layer(rows, bias):
+    """The decoding step's Linear layers, packed (oneDNN) or not (W xᵀ), compute what the layer does."""
+    torch.manual_seed(rows)
+    layer, x = torch.nn.Linear(32, 96, bias=bias), torch.randn(rows, 32)
+    with torch.inference_mode():
+        expected = layer(x)
+        for packed in (False, True):
+            output = decoding_linear(layer, x, packed)
+            assert output.shape == (rows, 96)
+            torch.testing.assert_close(output, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_greedy_search_follows_weights_that_change():
+    """The packed copies of the weights are made again when the weights change, so greedy search keeps
+    returning GenerationMixin's sequences after an optimizer step between two evaluations (as in training)
+    and after loading other weights."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b8-padded"], seed=8)  # 8 rows: every Linear layer of the step runs packed
+    kwargs = dict(max_new_tokens=10, no_repeat_ngram_size=1)
+    with torch.inference_mode():
+        before = model.generate(**batch, **kwargs)
+
+    model.train()
+    labels = torch.randint(3, VOCAB, (8, 6), generator=torch.Generator().manual_seed(0))
+    model(**batch, labels=labels).loss.backward()
+    torch.optim.SGD(model.parameters(), lr=1.0).step()
+    model.eval()
+    with torch.inference_mode():
+        stepped = model.generate(**batch, **kwargs)
+        assert not torch.equal(stepped, before)
+        assert torch.equal(stepped, transformers_generate(model, **batch, **kwargs))
+
+    torch.manual_seed(11)
+    other = TransformerMTForConditionalGeneration(model.config).eval()
+    model.load_state_dict(other.state_dict())
+    with torch.inference_mode():
+        loaded = model.generate(**batch, **kwargs)
+        assert not torch.equal(loaded, stepped)
+        assert torch.equal(loaded, transformers_generate(other, **batch, **kwargs))
 
 
 def transformers_generate(model, **kwargs):
