@@ -173,35 +173,28 @@ PACKED_WEIGHTS: "weakref.WeakKeyDictionary[nn.Linear, tuple[tuple[int, int], tor
     weakref.WeakKeyDictionary()
 )
 PACKED_FOR_ROWS = 64  # oneDNN picks the packed layout for this many rows; it is as fast for one row
-# the decoder layers' Linear layers run packed from this many rows on (the output layer always does)
-DECODING_ROWS_TO_PACK = 8
 
 
-def decoding_linear(layer: nn.Module, x: torch.Tensor, packed: bool) -> torch.Tensor:
-    """`layer(x)` over (b, in) rows -> (b, out), as fast as this CPU does it, for the decoding step (one row
-    per sentence). For an fp32 `nn.Linear` on CPU:
+def decoding_linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """`layer(x)` over (b, in) rows -> (b, out), for the decoding step (one row per sentence).
 
-    - `packed`: oneDNN's matmul with the weight reordered once into its blocked layout (the layout
-      `torch.compile` uses for frozen CPU weights): 1.3x faster than BLAS at 64 rows, 2.5x for the 8,000-way
-      output layer at one row. It is packed again when the weight changes (an optimizer step, loading), as
-      its version counter tells; an in-place change through `weight.data` bypasses that counter.
-    - else as (W xᵀ + bias)ᵀ, a view of an (out, b) result: with a few rows CPU BLAS runs the
-      (out, in) x (in, b) product faster than (b, in) x (in, out), and oneDNN's per-call cost does not pay.
-
-    Other modules (e.g. int8-quantized), devices and dtypes run as they are."""
-    if type(layer) is not nn.Linear or x.device.type != "cpu" or layer.weight.dtype != torch.float32:
+    For an fp32 `nn.Linear` on CPU this is oneDNN's matmul with the weight reordered once into its blocked
+    layout (the one `torch.compile` gives frozen CPU weights), which reads the weights faster than BLAS reads
+    the plain matrix: 1.3x at 64 rows, 2.5x for the 8,000-way output layer at one row. The weight is packed
+    again when it changes (an optimizer step, loading), as its version counter tells; an in-place change
+    through `weight.data` bypasses that counter. Other modules (e.g. int8-quantized), devices and dtypes run
+    as they are."""
+    if type(layer) is not nn.Linear or x.device.type != "cpu":
         return layer(x)
     weight = layer.weight
-    if packed and torch.backends.mkldnn.is_available() and not weight.is_inference():
-        key = (weight.data_ptr(), weight._version)
-        cached = PACKED_WEIGHTS.get(layer)
-        if cached is None or cached[0] != key:
-            cached = key, torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKED_FOR_ROWS)
-            PACKED_WEIGHTS[layer] = cached
-        return torch.ops.mkldnn._linear_pointwise(x, cached[1], layer.bias, "none", [], "")
-    if layer.bias is None:
-        return torch.mm(weight, x.T).T
-    return torch.addmm(layer.bias[:, None], weight, x.T).T
+    if weight.dtype != torch.float32 or weight.is_inference() or not torch.backends.mkldnn.is_available():
+        return layer(x)
+    key = (weight.data_ptr(), weight._version)
+    cached = PACKED_WEIGHTS.get(layer)
+    if cached is None or cached[0] != key:
+        cached = key, torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKED_FOR_ROWS)
+        PACKED_WEIGHTS[layer] = cached
+    return torch.ops.mkldnn._linear_pointwise(x, cached[1], layer.bias, "none", [], "")
 
 
 def eager_attention_forward(
@@ -465,31 +458,29 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
         the encoder output through `cross_keys_values` (2, B, H, S, Dh) and the additive `cross_mask` (B, 1, 1, S).
         """
         batch = hidden_states.shape[0]
-        packed = batch >= DECODING_ROWS_TO_PACK
         attention = self.self_attn
         qkv = decoding_linear(
-            attention.qkv_proj, self.self_attn_connection.sublayer_input(hidden_states), packed
+            attention.qkv_proj, self.self_attn_connection.sublayer_input(hidden_states)
         )  # (B, 3D)
-        # rows (a copy only after the W xᵀ product): the cache write and the attention read each row's heads
-        qkv = qkv.contiguous().view(batch, 3, attention.num_heads, 1, attention.head_dim)  # (B, 3, H, 1, Dh)
+        qkv = qkv.view(batch, 3, attention.num_heads, 1, attention.head_dim)  # (B, 3, H, 1, Dh)
         self_keys_values[:, :, :, position] = qkv[:, 1:, :, 0].transpose(0, 1)  # (2, B, H, Dh)
         key, value = self_keys_values[:, :, :, : position + 1]  # (B, H, position+1, Dh)
         output, _ = attention.attend(qkv[:, 0], key, value, None)  # (B, 1, H, Dh)
-        output = decoding_linear(attention.out_proj, output.reshape(batch, -1), packed)  # (B, D)
+        output = decoding_linear(attention.out_proj, output.reshape(batch, -1))  # (B, D)
         hidden_states = self.self_attn_connection(hidden_states, output)
 
         attention = self.encoder_attn
         query = decoding_linear(
-            attention.q_proj, self.encoder_attn_connection.sublayer_input(hidden_states), packed
+            attention.q_proj, self.encoder_attn_connection.sublayer_input(hidden_states)
         )  # (B, D)
-        query = query.contiguous().view(batch, attention.num_heads, 1, attention.head_dim)  # (B, H, 1, Dh)
+        query = query.view(batch, attention.num_heads, 1, attention.head_dim)  # (B, H, 1, Dh)
         output, _ = attention.attend(query, *cross_keys_values, cross_mask)  # (B, 1, H, Dh)
-        output = decoding_linear(attention.out_proj, output.reshape(batch, -1), packed)  # (B, D)
+        output = decoding_linear(attention.out_proj, output.reshape(batch, -1))  # (B, D)
         hidden_states = self.encoder_attn_connection(hidden_states, output)
 
         ffn = self.ffn
-        output = decoding_linear(ffn.fc1, self.ffn_connection.sublayer_input(hidden_states), packed)  # (B, F)
-        output = decoding_linear(ffn.fc2, ffn.activation(output), packed)  # (B, D)
+        output = decoding_linear(ffn.fc1, self.ffn_connection.sublayer_input(hidden_states))  # (B, F)
+        output = decoding_linear(ffn.fc2, ffn.activation(output))  # (B, D)
         return self.ffn_connection(hidden_states, output)  # (B, D)
 
 
@@ -778,21 +769,15 @@ def ban_repeated_ngrams(logits: torch.Tensor, prefix: torch.LongTensor, n: int) 
 
 def first_argmax(logits: torch.Tensor) -> torch.Tensor:
     """(b, V) -> (b,): the index of each row's first maximum, as `logits.argmax(-1)`. torch's CPU argmax is a
-    scalar loop (about 0.2 ms over 64 x 8000 logits on a 2-core CPU, 0.5 ms when they are a transposed view);
-    here the maxima of blocks of the vocabulary are taken first (`amax` is vectorised), then the argmax within
-    each row's first best block: a quarter of the time. Reads `logits` in place, as rows or as a transposed
-    view of (V, b) (what `decoding_linear` returns without packing)."""
+    scalar loop (about 0.2 ms over 64 x 8000 logits on a 2-core CPU); here the maxima of blocks of the
+    vocabulary are taken first (`amax` is vectorised), then the argmax within each row's first best block: a
+    quarter of the time."""
     batch, vocab = logits.shape
     if batch < 8 or logits.device.type != "cpu":  # few rows: the scalar loop is as fast
         return logits.argmax(dim=-1)
     block = next(size for size in range(64, 0, -1) if vocab % size == 0)
-    if logits.stride(0) == 1:  # a view of (V, b)
-        blocks = logits.T.view(vocab // block, block, batch)  # (V/c, c, b)
-        best = blocks.amax(dim=1).argmax(dim=0, keepdim=True)  # (1, b): the first block holding the maximum
-        within = blocks.gather(0, best[:, None].expand(1, block, batch)).argmax(dim=1)  # (1, b)
-        return (best * block + within)[0]
     blocks = logits.contiguous().view(batch, vocab // block, block)  # (b, V/c, c)
-    best = blocks.amax(dim=2).argmax(dim=1, keepdim=True)  # (b, 1)
+    best = blocks.amax(dim=2).argmax(dim=1, keepdim=True)  # (b, 1): the first block holding the maximum
     within = blocks.gather(1, best[:, :, None].expand(batch, 1, block)).argmax(dim=2)  # (b, 1)
     return (best * block + within)[:, 0]
 
@@ -1005,7 +990,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         tokens = sequences[:, 0]  # (b,)
         for position in range(max_new_tokens):
             hidden_states = decoder.step(tokens, position, self_keys_values, cross_keys_values, cross_mask)
-            logits = decoding_linear(self.lm_head, hidden_states, packed=True)  # (b, V)
+            logits = decoding_linear(self.lm_head, hidden_states)  # (b, V)
             if position < min_new_tokens:
                 logits[:, eos] = -math.inf
             if 0 < no_repeat_ngram_size <= position + 1:
