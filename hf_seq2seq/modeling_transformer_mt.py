@@ -197,6 +197,14 @@ def decoding_linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return torch.ops.mkldnn._linear_pointwise(x, cached[1], layer.bias, "none", [], "")
 
 
+def project(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """`layer(x)` over (..., in) inputs; in inference mode (not while compiling) through `decoding_linear`'s
+    packed weights, so that the encoder and `GenerationMixin`'s decoding (beam search) run on them too."""
+    if torch.compiler.is_compiling() or not torch.is_inference_mode_enabled():
+        return layer(x)
+    return decoding_linear(layer, x.reshape(-1, x.shape[-1])).view(*x.shape[:-1], -1)
+
+
 def eager_attention_forward(
     module: nn.Module,
     query: torch.Tensor,
@@ -264,15 +272,17 @@ class TransformerMTAttention(nn.Module):
         """`hidden_states` is (B, T, D), or (N, D) real-token rows when `token_mask` (B, T) is given: the
         projections then skip padding, and only the attention itself runs on the padded (B, T) layout."""
         if self.is_cross_attention:
-            (query,) = self._split_heads(unpack(self.q_proj(hidden_states), token_mask), 1)  # (B, H, T, Dh)
+            (query,) = self._split_heads(
+                unpack(project(self.q_proj, hidden_states), token_mask), 1
+            )  # (B, H, T, Dh)
             if past_key_values is not None:  # filled at the first step by TransformerMTDecoder
                 layer = past_key_values.cross_attention_cache.layers[self.layer_idx]
                 key, value = layer.keys, layer.values  # (B, H, S, Dh)
             else:
-                key, value = self._split_heads(self.kv_proj(key_value_states), 2)  # (B, H, S, Dh)
+                key, value = self._split_heads(project(self.kv_proj, key_value_states), 2)  # (B, H, S, Dh)
         else:
             query, key, value = self._split_heads(
-                unpack(self.qkv_proj(hidden_states), token_mask), 3
+                unpack(project(self.qkv_proj, hidden_states), token_mask), 3
             )  # (B, H, T, Dh)
             if past_key_values is not None:
                 key, value = past_key_values.self_attention_cache.update(
@@ -283,7 +293,7 @@ class TransformerMTAttention(nn.Module):
         output = output.reshape(query.shape[0], query.shape[2], -1)  # (B, T, D)
         if token_mask is not None:
             output = output[token_mask]  # (N, D)
-        return self.out_proj(output), weights  # (B, T, D) or (N, D), (B, H, T, K)
+        return project(self.out_proj, output), weights  # (B, T, D) or (N, D), (B, H, T, K)
 
     def attend(
         self,
@@ -336,9 +346,9 @@ class TransformerMTFeedForward(nn.Module):
         self.fc2 = nn.Linear(ffn_dim, config.d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.activation(self.fc1(x))  # (B, T, F)
+        x = self.activation(project(self.fc1, x))  # (B, T, F)
         x = F.dropout(x, p=self.activation_dropout, training=self.training)
-        return self.fc2(x)  # (B, T, D)
+        return project(self.fc2, x)  # (B, T, D)
 
 
 class TransformerMTSublayerConnection(nn.Module):
@@ -1055,7 +1065,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             keep = labels != -100  # (B, T)
             loss = self._loss(self.lm_head(hidden_states[keep]), labels[keep], num_items_in_batch)  # (N, V)
         else:
-            logits = self.lm_head(hidden_states)  # (B, T, V)
+            logits = project(self.lm_head, hidden_states)  # (B, T, V)
             if labels is not None:
                 loss = self._loss(logits.flatten(0, 1), labels.flatten(), num_items_in_batch)
 
