@@ -12,7 +12,7 @@ from conftest import BOS, EOS, PAD, tiny_config
 from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
-from hf_seq2seq.modeling_transformer_mt import decoding_linear, first_argmax
+from hf_seq2seq.modeling_transformer_mt import PACKED_WEIGHTS, decoding_linear, first_argmax
 
 VOCAB = 50
 
@@ -144,6 +144,20 @@ def test_decoding_linear_is_the_layer(rows, bias):
         output = decoding_linear(layer, x)
         assert output.shape == (rows, 96)
         torch.testing.assert_close(output, layer(x), atol=1e-5, rtol=1e-5)
+
+
+def test_inference_mode_runs_the_layers_on_packed_weights_with_the_same_logits():
+    """In inference mode every Linear layer of the forward pass (encoder, decoder, output layer) runs on packed
+    weights (`project`); the logits are those of the plain layers under no_grad."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b3-padded"], seed=9)
+    target = torch.randint(3, VOCAB, (3, 5), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        expected = model(**batch, decoder_input_ids=target).logits
+    with torch.inference_mode():
+        logits = model(**batch, decoder_input_ids=target).logits
+    assert any(layer in PACKED_WEIGHTS for layer in model.model.encoder.modules())
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
 
 
 def test_greedy_search_follows_weights_that_change():
