@@ -981,7 +981,9 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         The encoder runs once, the cross-attention keys and values of every layer are computed once, and each
         step runs the decoder on the newest token only, writing its self-attention keys and values into slot t
         of buffers allocated for the whole output. Rows that have ended are dropped from the batch once they are
-        a quarter of it, so that later steps compute only on the rows still decoding.
+        a quarter of it, so that later steps compute only on the rows still decoding. The Linear layers run on
+        oneDNN-packed weights (`decoding_linear`, through `project` in the encoder and the FFN) and the token
+        is taken by `first_argmax`.
         """
         encoder_output = self.model.encoder(input_ids, attention_mask).last_hidden_state  # (B, S, D)
         decoder = self.model.decoder
