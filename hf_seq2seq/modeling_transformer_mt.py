@@ -183,11 +183,17 @@ def decoding_linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
     the plain matrix: 1.05-1.3x at 64 rows, 2.5x for the 8,000-way output layer at one row. The weight is packed
     again when it changes (an optimizer step, loading), as its version counter tells; an in-place change
     through `weight.data` bypasses that counter. The packed copies (as large as the weights) live as long as
-    the layers. Other modules (e.g. int8-quantized), devices and dtypes run as they are."""
-    if type(layer) is not nn.Linear or x.device.type != "cpu":
+    the layers. Other modules (e.g. int8-quantized), devices and dtypes, and calls under autocast (e.g. a model
+    that the Trainer wrapped for bf16) run as they are."""
+    if type(layer) is not nn.Linear or x.device.type != "cpu" or torch.is_autocast_enabled("cpu"):
         return layer(x)
     weight = layer.weight
-    if weight.dtype != torch.float32 or weight.is_inference() or not torch.backends.mkldnn.is_available():
+    if (
+        x.dtype != torch.float32
+        or weight.dtype != torch.float32
+        or weight.is_inference()
+        or not torch.backends.mkldnn.is_available()
+    ):
         return layer(x)
     key = (weight.data_ptr(), weight._version)
     cached = PACKED_WEIGHTS.get(layer)

@@ -348,6 +348,15 @@ class TranslationTrainer(Seq2SeqTrainer):
         finally:
             self.model.generation_config = saved
 
+    def _issue_warnings_after_load(self, load_result) -> None:
+        """Loading the best checkpoint at the end: the tied copies of the embedding are not in the checkpoint
+        (saved once, as the encoder's), which the Trainer would report as missing keys; they are tied again."""
+        tied = set(getattr(self.model, "all_tied_weights_keys", {}))
+        if load_result.missing_keys and set(load_result.missing_keys) <= tied:
+            self.model.tie_weights()
+            load_result = load_result._replace(missing_keys=[])
+        super()._issue_warnings_after_load(load_result)
+
 
 class TimeBudgetSeq2SeqTrainer(TranslationTrainer):
     """A `Seq2SeqTrainer` that stops when `budget` runs out and whose learning rate follows `TimeBudgetSchedule`."""
