@@ -190,6 +190,31 @@ def test_eager_and_sdpa_agree():
     torch.testing.assert_close(outputs["eager"], outputs["sdpa"], atol=1e-5, rtol=0)
 
 
+def test_bf16_autocast_training_on_cpu_gives_the_fp32_loss_and_gradients():
+    """The cpu presets train under bf16 autocast where the CPU has bf16 matmuls (attention then runs the eager
+    way, see `TransformerMTAttention.attend`): on a padded batch, the loss and every gradient stay close to
+    fp32's."""
+    model = tiny_model(attn_implementation="sdpa").train()
+    input_ids, attention_mask = padded_batch([8, 5, 2])
+    labels = random_ids(3, 6, seed=9).masked_fill(
+        torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [False] * 6]), -100
+    )
+    results = {}
+    for dtype in (None, torch.bfloat16):
+        model.zero_grad()
+        with torch.autocast("cpu", dtype=dtype or torch.float32, enabled=dtype is not None):
+            loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+        loss.backward()
+        results[dtype] = (
+            loss.item(),
+            torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]),
+        )
+    (loss32, grad32), (loss16, grad16) = results[None], results[torch.bfloat16]
+    assert abs(loss16 - loss32) < 0.02 * loss32
+    assert F.cosine_similarity(grad16, grad32, dim=0) > 0.99
+    assert (grad16.norm() / grad32.norm() - 1).abs() < 0.05
+
+
 def test_attention_weights_are_probabilities_masked_on_padding_and_future():
     model = tiny_model()
     model.config._attn_implementation = "sdpa"  # output_attentions must still return real weights
