@@ -318,7 +318,9 @@ class TransformerMTAttention(nn.Module):
             query.device.type == "cpu" and query.dtype != torch.float32 and query.requires_grad
         )
         implementation = (
-            "eager" if output_attentions or reduced_precision_cpu_training else self.config._attn_implementation
+            "eager"
+            if output_attentions or reduced_precision_cpu_training
+            else self.config._attn_implementation
         )
         if implementation == "sdpa":
             # torch's kernel called directly: the same computation as transformers' sdpa interface, without its
