@@ -98,9 +98,9 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path, synthetic_fra_t
 
 def test_a_bf16_run_reloads_its_best_checkpoint_and_evaluates_quietly(tmp_path, synthetic_fra_txt, caplog):
     """The `cpu` presets train with bf16 autocast where the CPU has bf16 matmuls: the Trainer then leaves the
-    model's forward wrapped in autocast, and the test evaluation at the end (beam search, which calls the forward)
-    runs through that wrapper (the packed-weight Linear layers must step aside for it). Loading the best checkpoint must not report the tied
-    embedding copies, which are saved once, as missing."""
+    model's forward wrapped in autocast, and the test evaluation at the end (beam search, which calls the
+    forward) runs through that wrapper (the packed-weight Linear layers must step aside for it). Loading the
+    best checkpoint must not report the tied embedding copies, which are saved once, as missing."""
     args = tiny_args(synthetic_fra_txt, tmp_path / "run", "--max_steps", "20", "--eval_steps", "10")
     results = train_main(
         [*args, "--save_steps", "10", "--bf16", "true", "--use_cpu", "true", "--num_beams", "2"]
