@@ -708,13 +708,14 @@ def run(
     test = splits.get("test")
     if test is None:
         return facts
-    # under FSDP the weights are sharded over processes that have moved on: evaluate the saved model
+    # under FSDP the weights are sharded over processes that have moved on: evaluate the saved model; else the
+    # model as saved, without the autocast wrapper that mixed-precision training leaves around its forward
     final_model = (
         TransformerMTForConditionalGeneration.from_pretrained(training_args.output_dir).to(
             training_args.device
         )
         if trainer.is_fsdp_enabled
-        else trainer.model
+        else trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
     )
     decoding = Decoding(final_args.num_beams, final_args.length_penalty, final_args.max_new_tokens)
     scores, hypotheses = evaluate_translations(

@@ -19,7 +19,7 @@ from hf_seq2seq.cli.train import main as train_main
 from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.data import load_fra_eng
 from hf_seq2seq.folder import ModelFolderError, check_model_folder
-from hf_seq2seq.inference import evaluate_translations, load_model_and_tokenizer, translate
+from hf_seq2seq.inference import Decoding, evaluate_translations, load_model_and_tokenizer, translate
 from hf_seq2seq.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.training import TRANSLATIONS_FILE, TimeBudgetCallback, TimeBudgetSchedule
 
@@ -105,8 +105,21 @@ def test_a_bf16_run_reloads_its_best_checkpoint_and_evaluates_quietly(tmp_path, 
     results = train_main(
         [*args, "--save_steps", "10", "--bf16", "true", "--use_cpu", "true", "--num_beams", "2"]
     )
-    assert results["training"]["global_step"] == 20 and 0 <= results["bleu"] <= 100
     assert "missing keys" not in caplog.text
+    # the test evaluation is of the model as saved, in fp32: `evaluate` on the folder gives the same
+    model, tokenizer = load_model_and_tokenizer(tmp_path / "run", device="cpu")
+    test = load_fra_eng(synthetic_fra_txt)["test"].select(range(40))
+    scores, hypotheses = evaluate_translations(
+        model,
+        tokenizer,
+        test["src"],
+        test["references"],
+        batch_size=64,
+        decoding=Decoding(num_beams=2),
+        progress=False,
+    )
+    assert (tmp_path / "run" / TRANSLATIONS_FILE).read_text().splitlines() == hypotheses
+    assert results["training"]["global_step"] == 20 and results["bleu"] == pytest.approx(scores["bleu"])
 
 
 def test_presets_set_defaults_that_flags_override():
