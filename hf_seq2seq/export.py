@@ -19,7 +19,6 @@ so the export folder alone is enough to translate (:class:`CTranslate2Translator
 """
 
 import json
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ except ImportError as error:  # an optional extra
 
 from .configuration_transformer_mt import TransformerMTConfig
 from .folder import TOKENIZER_FILES, check_model_folder
+from .generation_transformer_mt import length_rule_limit
 from .inference import Decoding, translate_in_batches
 
 EXPORT_FILE = "hf_seq2seq_export.json"
@@ -216,17 +216,15 @@ def saved(generation_config: GenerationConfig, name: str):
 
 def new_token_limit(generation_config: GenerationConfig, source_length: int, decoding: Decoding) -> int:
     """The most new tokens of a batch whose longest source has `source_length` tokens, as the model's
-    `generate()` allows: the fixed `decoding.max_new_tokens`, else `ceil(a * S + b)` within the config's
-    `max_new_tokens`, else the config's `max_new_tokens` (or `max_length` less the decoder start token)."""
+    `generate()` allows: the fixed `decoding.max_new_tokens`, else the length rule (`length_rule_limit`), else
+    the config's `max_new_tokens` (or `max_length` less the decoder start token)."""
     if decoding.max_new_tokens is not None:
         return decoding.max_new_tokens
+    limit = length_rule_limit(generation_config, source_length)
+    if limit is not None:
+        return limit
     config = generation_config
-    fixed = config.max_new_tokens if config.max_new_tokens is not None else saved(config, "max_length") - 1
-    a, b = getattr(config, "max_length_a", None), getattr(config, "max_length_b", None)
-    if a is None or b is None:
-        return fixed
-    limit = max(1, math.ceil(round(a * source_length + b, 6)))
-    return min(limit, config.max_new_tokens or limit)
+    return config.max_new_tokens if config.max_new_tokens is not None else saved(config, "max_length") - 1
 
 
 class CTranslate2Translator:

@@ -43,6 +43,7 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel
 from transformers.utils import can_return_tuple
 
 from .configuration_transformer_mt import TransformerMTConfig
+from .generation_transformer_mt import length_rule_limit
 
 
 def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
@@ -902,17 +903,11 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         the same sequences as `GenerationMixin.generate` with a fraction of its per-token work; any other call
         (beams, sampling, processors, extra outputs, ...) runs `GenerationMixin.generate`.
         """
-        config = generation_config or self.generation_config
-        a, b = getattr(config, "max_length_a", None), getattr(config, "max_length_b", None)
         source = kwargs.get("input_ids", inputs)
-        if (
-            a is not None
-            and b is not None
-            and source is not None
-            and not {"max_new_tokens", "max_length"} & set(kwargs)
-        ):
-            limit = max(1, math.ceil(round(a * source.shape[-1] + b, 6)))
-            kwargs["max_new_tokens"] = min(limit, config.max_new_tokens or limit)
+        if source is not None and not {"max_new_tokens", "max_length"} & set(kwargs):
+            limit = length_rule_limit(generation_config or self.generation_config, source.shape[-1])
+            if limit is not None:
+                kwargs["max_new_tokens"] = limit
         greedy = self._greedy_search_arguments(inputs, generation_config, kwargs)
         if greedy is not None:
             # decoded in inference mode; a copy made outside it is an ordinary tensor, as GenerationMixin returns
