@@ -28,6 +28,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import MarianConfig, MarianMTModel
 
 from .configuration_transformer_mt import TransformerMTConfig
+from .generation_transformer_mt import greedy_search_arguments
 from .inference import Decoding, set_precision
 from .modeling_transformer_mt import TransformerMTForConditionalGeneration
 
@@ -158,8 +159,10 @@ def generate_path(model: torch.nn.Module, batch: dict, new_tokens: int, compiled
     default for plain greedy calls) or transformers' `GenerationMixin` greedy search (compiled or not)."""
     if compiled:
         return "GenerationMixin, static cache, torch.compile"
-    arguments = getattr(model, "_greedy_search_arguments", None)
-    if arguments is not None and arguments(None, None, generate_kwargs(batch, new_tokens)) is not None:
+    if (
+        isinstance(model, TransformerMTForConditionalGeneration)
+        and greedy_search_arguments(model, None, None, generate_kwargs(batch, new_tokens)) is not None
+    ):
         return "greedy_search (hand-written)"
     return "GenerationMixin"
 

@@ -5,14 +5,15 @@ other call still runs GenerationMixin."""
 
 import inspect
 import math
+import types
 
 import pytest
 import torch
 from conftest import BOS, EOS, PAD, tiny_config
 from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
-from hf_seq2seq import TransformerMTForConditionalGeneration
-from hf_seq2seq.modeling_transformer_mt import PACKED_WEIGHTS, decoding_linear, first_argmax
+from hf_seq2seq import TransformerMTForConditionalGeneration, modeling_transformer_mt
+from hf_seq2seq.generation_transformer_mt import first_argmax, greedy_search_arguments, packed_linear
 
 VOCAB = 50
 
@@ -136,28 +137,14 @@ def test_first_argmax_is_argmax(rows, vocab):
 
 @pytest.mark.parametrize("rows", [1, 7, 64])
 @pytest.mark.parametrize("bias", [True, False])
-def test_decoding_linear_is_the_layer(rows, bias):
+def test_packed_linear_is_the_layer(rows, bias):
     """The decoding step's Linear layers (oneDNN, packed weights) compute what the layer does."""
     torch.manual_seed(rows)
     layer, x = torch.nn.Linear(32, 96, bias=bias), torch.randn(rows, 32)
     with torch.inference_mode():
-        output = decoding_linear(layer, x)
+        output = packed_linear(layer, x)
         assert output.shape == (rows, 96)
         torch.testing.assert_close(output, layer(x), atol=1e-5, rtol=1e-5)
-
-
-def test_inference_mode_runs_the_layers_on_packed_weights_with_the_same_logits():
-    """In inference mode every Linear layer of the forward pass (encoder, decoder, output layer) runs on packed
-    weights (`project`); the logits are those of the plain layers under no_grad."""
-    model = random_model(normalize_before=False, attn_implementation="sdpa")
-    batch = padded_batch(BATCHES["b3-padded"], seed=9)
-    target = torch.randint(3, VOCAB, (3, 5), generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        expected = model(**batch, decoder_input_ids=target).logits
-    with torch.inference_mode():
-        logits = model(**batch, decoder_input_ids=target).logits
-    assert any(layer in PACKED_WEIGHTS for layer in model.model.encoder.modules())
-    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
 
 
 def test_greedy_search_follows_weights_that_change():
@@ -224,10 +211,9 @@ def test_greedy_search_equals_generation_mixin(lengths, normalize_before, attn_i
         dict(max_new_tokens=12, no_repeat_ngram_size=1),  # every earlier token banned
         dict(max_new_tokens=12, no_repeat_ngram_size=2, eos_token_id=eos),
         dict(max_new_tokens=12, no_repeat_ngram_size=3, min_new_tokens=4, eos_token_id=eos),
-        dict(eos_token_id=None),  # the default length
     )
     for kwargs in calls:
-        assert model._greedy_search_arguments(None, None, {**batch, **kwargs}) is not None, kwargs
+        assert greedy_search_arguments(model, None, None, {**batch, **kwargs}) is not None, kwargs
         with torch.inference_mode():
             ours = model.generate(**batch, **kwargs)
             expected = transformers_generate(model, **batch, **kwargs)
@@ -278,8 +264,8 @@ def test_other_generate_calls_fall_back_to_generation_mixin(kwargs, monkeypatch)
     """Anything but plain greedy search runs GenerationMixin.generate, with the same result as calling it."""
     model = random_model(normalize_before=False, attn_implementation="sdpa")
     batch = padded_batch(BATCHES["b3-padded"], seed=4)
-    assert model._greedy_search_arguments(None, None, {**batch, **kwargs}) is None
-    monkeypatch.setattr(model, "greedy_search", None)  # would fail if called
+    assert greedy_search_arguments(model, None, None, {**batch, **kwargs}) is None
+    monkeypatch.setattr(modeling_transformer_mt, "greedy_search", None)  # would fail if called
     with torch.inference_mode():
         torch.manual_seed(0)
         ours = model.generate(**batch, max_new_tokens=6, **kwargs)
@@ -289,3 +275,109 @@ def test_other_generate_calls_fall_back_to_generation_mixin(kwargs, monkeypatch)
         assert torch.equal(ours, expected)
     else:
         assert torch.equal(ours.sequences, expected.sequences)
+
+
+def test_generation_mixins_default_length_is_left_to_it():
+    """A call that sets no length anywhere runs GenerationMixin (its default length is its own business)."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b3-padded"], seed=4)
+    assert greedy_search_arguments(model, None, None, dict(batch)) is None
+    with torch.inference_mode(), pytest.warns(UserWarning, match="default `max_length`"):
+        assert torch.equal(model.generate(**batch), transformers_generate(model, **batch))
+
+
+def test_extra_generate_kwargs_reach_forward():
+    """GenerationMixin's `prepare_inputs_for_generation` forwards every model kwarg it does not handle itself."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b3-padded"], seed=4)
+    inputs = model.prepare_inputs_for_generation(
+        torch.full((3, 1), BOS), attention_mask=batch["attention_mask"], foo="bar", output_attentions=True
+    )
+    assert inputs["foo"] == "bar" and inputs["output_attentions"] is True
+    assert torch.equal(inputs["decoder_input_ids"], torch.full((3, 1), BOS))
+
+
+def test_forward_hooks_fire_and_greedy_search_steps_aside():
+    """With a forward hook on the model or on one of its layers, generate() runs GenerationMixin, which calls
+    forward (the hook fires at every step), with the hand-written path's tokens."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b8-padded"], seed=8)
+    kwargs = dict(max_new_tokens=6, eos_token_id=None)
+    with torch.inference_mode():
+        fast = model.generate(**batch, **kwargs)
+    for module in (model, model.model.decoder.layers[0]):
+        calls = []
+        handle = module.register_forward_hook(lambda *args, calls=calls: calls.append(1))
+        assert greedy_search_arguments(model, None, None, {**batch, **kwargs}) is None
+        with torch.inference_mode():
+            assert torch.equal(model.generate(**batch, **kwargs), fast)
+        handle.remove()
+        assert len(calls) == 6
+    assert greedy_search_arguments(model, None, None, {**batch, **kwargs}) is not None
+
+
+@pytest.mark.parametrize("tracer", ["is_compiling", "is_exporting"])
+def test_greedy_search_steps_aside_while_tracing(tracer, monkeypatch):
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b3-padded"], seed=4)
+    kwargs = dict(max_new_tokens=6)
+    assert greedy_search_arguments(model, None, None, {**batch, **kwargs}) is not None
+    monkeypatch.setattr(torch.compiler, tracer, lambda: True)
+    assert greedy_search_arguments(model, None, None, {**batch, **kwargs}) is None
+
+
+def test_transformers_exporter_captures_forward_and_exports_the_decode_step():
+    """transformers' exporters decompose generate() by capturing its forward calls (forward replaced on the
+    instance, so the hand-written path steps aside); the decode step then exports with torch.export."""
+    from transformers.exporters.exporter_dynamo import DynamoConfig, DynamoExporter
+    from transformers.exporters.utils import decompose_for_generation
+
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b3-padded"], seed=4)
+    stages = decompose_for_generation(model, batch)
+    decode_model, decode_inputs = stages["decode"]
+    assert decode_inputs["decoder_input_ids"].shape == (3, 1)
+    assert decode_inputs["past_key_values"].get_seq_length() == 1
+    exported = DynamoExporter().export(decode_model, decode_inputs, config=DynamoConfig())
+    assert exported is not None
+
+
+def test_fast_path_needs_no_private_transformers_api(monkeypatch):
+    """The hand-written path reads transformers through public API only: with the private generation helpers
+    a later release might rename gone, plain greedy generate() still returns GenerationMixin's tokens."""
+    from transformers import GenerationConfig as Config
+
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b8-padded"], seed=8)
+    kwargs = dict(max_new_tokens=10, no_repeat_ngram_size=2, eos_token_id=ending_token(model, batch))
+    with torch.inference_mode():
+        expected = transformers_generate(model, **batch, **kwargs)
+    for owner, name in (
+        (GenerationMixin, "_prepare_generation_config"),
+        (GenerationMixin, "_prepare_generated_length"),
+        (Config, "_get_default_generation_params"),
+    ):
+        monkeypatch.delattr(owner, name)
+    with torch.inference_mode():
+        assert torch.equal(model.generate(**batch, **kwargs), expected)
+
+
+def test_fast_path_falls_back_without_torchs_private_packed_ops(monkeypatch):
+    """Without the oneDNN ops that pack the weights (private to torch, a release may rename them), or with ops
+    that fail, greedy search computes the Linear layers plainly and returns GenerationMixin's tokens."""
+    model = random_model(normalize_before=False, attn_implementation="sdpa")
+    batch = padded_batch(BATCHES["b8-padded"], seed=8)
+    kwargs = dict(max_new_tokens=10, no_repeat_ngram_size=2, eos_token_id=ending_token(model, batch))
+    with torch.inference_mode():
+        expected = transformers_generate(model, **batch, **kwargs)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("changed op")
+
+    missing, failing = types.SimpleNamespace(), types.SimpleNamespace(_reorder_linear_weight=broken, _linear_pointwise=broken)
+    for replacement in (missing, failing):
+        with monkeypatch.context() as patch:
+            patch.setattr(torch.ops, "mkldnn", replacement)
+            assert greedy_search_arguments(model, None, None, {**batch, **kwargs}) is not None
+            with torch.inference_mode():
+                assert torch.equal(model.generate(**batch, **kwargs), expected)

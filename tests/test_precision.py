@@ -10,6 +10,7 @@ from torch import nn
 from transformers import GenerationMixin
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
+from hf_seq2seq.generation_transformer_mt import greedy_search_arguments
 from hf_seq2seq.inference import PRECISIONS, Int8Linear, precision_of, quantize_dynamic_int8, set_precision
 
 VOCAB = 50
@@ -51,7 +52,7 @@ def test_greedy_search_runs_on_reduced_precision_and_equals_generation_mixin(mod
     gives GenerationMixin's tokens on a quantized or bf16 model too."""
     reduced = set_precision(copy.deepcopy(model), precision)
     kwargs = dict(max_new_tokens=12, eos_token_id=None)
-    assert reduced._greedy_search_arguments(None, None, {**batch, **kwargs}) is not None
+    assert greedy_search_arguments(reduced, None, None, {**batch, **kwargs}) is not None
     with torch.inference_mode():
         ours = reduced.generate(**batch, **kwargs)
         expected = GenerationMixin.generate(reduced, **batch, **kwargs)
