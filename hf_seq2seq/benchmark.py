@@ -28,7 +28,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import MarianConfig, MarianMTModel
 
 from .configuration_transformer_mt import TransformerMTConfig
-from .inference import Decoding, set_precision
+from .decoding import Decoding
+from .inference import set_precision
 from .modeling_transformer_mt import TransformerMTForConditionalGeneration
 
 PAD, EOS = 0, 1

@@ -41,8 +41,9 @@ from transformers.trainer_callback import ProgressCallback
 from . import TransformerMTConfig, TransformerMTForConditionalGeneration
 from .averaging import average_checkpoints
 from .data import load_corpora
+from .decoding import Decoding
 from .folder import add_pipeline_code, checkpoint_folders, last_checkpoint, register_pipeline
-from .inference import Decoding, evaluate_translations
+from .inference import evaluate_translations
 from .metrics import build_compute_metrics, references_by_source
 from .report import TRAINING_REPORT, EvalReport
 from .tokenization import iter_texts, tokenize_dataset, train_tokenizer

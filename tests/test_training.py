@@ -18,8 +18,9 @@ from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.cli.train import main as train_main
 from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.data import load_fra_eng
+from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import ModelFolderError, check_model_folder
-from hf_seq2seq.inference import Decoding, evaluate_translations, load_model_and_tokenizer, translate
+from hf_seq2seq.inference import evaluate_translations, load_model_and_tokenizer, translate
 from hf_seq2seq.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.training import TRANSLATIONS_FILE, TimeBudgetCallback, TimeBudgetSchedule
 
@@ -136,7 +137,7 @@ def test_presets_set_defaults_that_flags_override():
 def test_bad_input_to_translate(tiny_run, caplog):
     output_dir, _ = tiny_run
     model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
-    with caplog.at_level(logging.WARNING, logger="hf_seq2seq.inference"):
+    with caplog.at_level(logging.WARNING, logger="hf_seq2seq.decoding"):
         texts = ["", "   ", "the king sees a red boat .", "the dog sees a cat . " * 30]
         out = translate(model, tokenizer, texts, max_source_length=64)
     assert out[0] == "" and out[1] == "" and out[2] != ""
