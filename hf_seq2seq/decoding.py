@@ -30,7 +30,8 @@ class Decoding:
     """How translations are decoded; a field left None keeps the model's saved `generation_config.json`.
 
     The saved config is greedy, and limits a translation to `max_length_a * source_tokens + max_length_b` new
-    tokens (the model's `generate()` applies it); `max_new_tokens` here sets a fixed limit instead.
+    tokens (both engines pass that limit to any model; this package's model's `generate()` also applies it by
+    itself); `max_new_tokens` here sets a fixed limit instead.
 
     `compile` (opt-in, for long jobs) decodes through `GenerationMixin` with a static cache (keys and values
     in buffers of fixed size) and the decoding step compiled by `torch.compile` (`compile_config`): the same

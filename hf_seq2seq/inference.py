@@ -12,6 +12,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, 
 
 from .decoding import Decoding, translate_in_batches
 from .folder import check_model_folder
+from .generation_transformer_mt import length_rule_limit
 from .metrics import loop_share, score_by_length, score_translations
 from .report import EVAL_REPORT, EvalReport
 from .segmentation import translate_by_sentence
@@ -186,7 +187,12 @@ def _translate_sentences(
         inputs = tokenizer(
             batch, max_length=max_source_length, truncation=True, padding=True, return_tensors="pt"
         ).to(model.device)
-        generated = model.generate(**inputs, **decoding.generate_kwargs())
+        kwargs = decoding.generate_kwargs()
+        if decoding.max_new_tokens is None:  # the saved length rule, for any model (see `length_rule_limit`)
+            limit = length_rule_limit(model.generation_config, inputs["input_ids"].shape[-1])
+            if limit is not None:
+                kwargs["max_new_tokens"] = limit
+        generated = model.generate(**inputs, **kwargs)
         return [text.strip() for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
 
     return translate_in_batches(

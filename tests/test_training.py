@@ -37,6 +37,9 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt
     assert generation_config["num_beams"] == 1 and not generation_config["do_sample"]
     assert generation_config["no_repeat_ngram_size"] == 3
     assert generation_config["max_length_a"] > 0 and "max_length" not in generation_config  # one limit
+    # the model's loss smooths the labels, not the Trainer's smoother (see test_finetune for another model)
+    assert json.loads((output_dir / "config.json").read_text())["label_smoothing"] == 0.1
+    assert torch.load(output_dir / "training_args.bin", weights_only=False).label_smoothing_factor == 0.0
 
     model = AutoModelForSeq2SeqLM.from_pretrained(output_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(output_dir)
