@@ -28,8 +28,9 @@ from torch.utils.flop_counter import FlopCounterMode
 from transformers import MarianConfig, MarianMTModel
 
 from .configuration_transformer_mt import TransformerMTConfig
+from .decoding import Decoding
 from .generation_transformer_mt import greedy_search_arguments
-from .inference import Decoding, set_precision
+from .inference import set_precision
 from .modeling_transformer_mt import TransformerMTForConditionalGeneration
 
 PAD, EOS = 0, 1

@@ -26,7 +26,8 @@ import torch
 from PIL import Image
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from .inference import Decoding, load_model_and_tokenizer, translate
+from .decoding import Decoding
+from .inference import load_model_and_tokenizer, translate
 from .plotting import attention_figure, model_attentions
 from .report import EVAL_REPORT, TRAINING_REPORT, EvalReport, ReportError
 

@@ -35,9 +35,9 @@ except ImportError as error:  # an optional extra
     ) from error
 
 from .configuration_transformer_mt import TransformerMTConfig
+from .decoding import Decoding, translate_in_batches
 from .folder import TOKENIZER_FILES, check_model_folder
 from .generation_transformer_mt import length_rule_limit
-from .inference import Decoding, translate_in_batches
 
 EXPORT_FILE = "hf_seq2seq_export.json"
 QUANTIZATIONS = ("int8", "int8_float32", "bfloat16", "float32")

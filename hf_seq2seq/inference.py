@@ -1,31 +1,21 @@
 """Loading a saved model folder, batched translation, and scoring a whole test set."""
 
-import logging
 import os
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
-from transformers import (
-    AutoModelForSeq2SeqLM,
-    AutoTokenizer,
-    CompileConfig,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-)
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from .decoding import Decoding, translate_in_batches
 from .folder import check_model_folder
+from .generation_transformer_mt import length_rule_limit
 from .metrics import loop_share, score_by_length, score_translations
 from .report import EVAL_REPORT, EvalReport
 from .segmentation import translate_by_sentence
-
-logger = logging.getLogger(__name__)
-
 
 PRECISIONS = ("fp32", "bf16", "int8")
 """Inference precisions (`set_precision`): fp32 as trained, bf16 weights, int8 weights of the Linear layers."""
@@ -129,60 +119,6 @@ def load_translator(folder: str | os.PathLike[str], engine: str = "torch", trust
     return load_model_and_tokenizer(folder, trust_remote_code=trust_remote_code)
 
 
-def compile_config() -> CompileConfig:
-    """`generate()`'s settings for compiling the decoding step (see `Decoding.compile`): one graph, so that a
-    graph break is an error rather than a silent slowdown; shapes made dynamic at the first recompilation
-    (a new batch size or source length), so that a test set compiles a few graphs, not one per batch; inductor's
-    default mode; on every device (`generate()` compiles on accelerators only unless told otherwise)."""
-    config = CompileConfig(fullgraph=True, dynamic=None, mode="default")
-    config._compile_all_devices = True
-    return config
-
-
-@dataclass(frozen=True)
-class Decoding:
-    """How translations are decoded; a field left None keeps the model's saved `generation_config.json`.
-
-    The saved config is greedy, and limits a translation to `max_length_a * source_tokens + max_length_b` new
-    tokens (the model's `generate()` applies it); `max_new_tokens` here sets a fixed limit instead.
-
-    `compile` (opt-in, for long jobs) decodes through `GenerationMixin` with a static cache (keys and values
-    in buffers of fixed size) and the decoding step compiled by `torch.compile` (`compile_config`): the same
-    tokens as the default path, after a compilation of tens of seconds per new shape signature.
-    """
-
-    num_beams: int | None = None
-    length_penalty: float | None = None
-    max_new_tokens: int | None = None
-    no_repeat_ngram_size: int | None = None
-    compile: bool = False
-
-    def overrides(self) -> dict:
-        """The generation settings this object sets (a None would override a saved setting)."""
-        return {key: value for key, value in asdict(self).items() if value is not None and key != "compile"}
-
-    def generate_kwargs(self) -> dict:
-        """The `generate()` arguments: the overrides, and a static cache and compile config for `compile`."""
-        kwargs = self.overrides()
-        if self.compile:
-            kwargs |= {"cache_implementation": "static", "compile_config": compile_config()}
-        return kwargs
-
-    def settings(self, model: PreTrainedModel) -> dict:
-        """What was used, for a report: the saved values with this object's overrides."""
-        config = model.generation_config
-        settings = {
-            "num_beams": config.num_beams,
-            "length_penalty": config.length_penalty,
-            "no_repeat_ngram_size": config.no_repeat_ngram_size,
-        }
-        if self.max_new_tokens is None:
-            for name in ("max_length_a", "max_length_b", "max_new_tokens"):
-                if getattr(config, name, None) is not None:
-                    settings[name] = getattr(config, name)
-        return settings | self.overrides() | ({"compile": True} if self.compile else {})
-
-
 @torch.inference_mode()
 def translate(
     model: PreTrainedModel,
@@ -231,38 +167,6 @@ def trained_length(tokenizer: PreTrainedTokenizerBase) -> int | None:
     return length if length and length < 100_000 else None  # transformers' "unset" is a huge number
 
 
-def translate_in_batches(
-    tokenizer: PreTrainedTokenizerBase,
-    sentences: Sequence[str],
-    batch_size: int,
-    max_source_length: int,
-    translate_batch: Callable[[list[str]], list[str]],
-    progress: bool = False,
-) -> list[str]:
-    """What every engine shares: `translate_batch` (which truncates to `max_source_length` tokens) runs on
-    batches of sentences of similar length; blank sentences translate to "" without it; a warning names
-    the sentences that are truncated. Returns the translations in the order of `sentences`."""
-    encoded = tokenizer(list(sentences), add_special_tokens=True)["input_ids"]
-    too_long = [i for i, ids in enumerate(encoded) if len(ids) > max_source_length]
-    if too_long:
-        logger.warning(
-            "%d input(s) longer than %d tokens were truncated (first: #%d, %d tokens)",
-            len(too_long),
-            max_source_length,
-            too_long[0],
-            len(encoded[too_long[0]]),
-        )
-    todo = sorted((i for i, s in enumerate(sentences) if s.strip()), key=lambda i: len(encoded[i]))
-    out = [""] * len(sentences)
-    for start in tqdm(
-        range(0, len(todo), batch_size), desc="translating", unit="batch", disable=not progress
-    ):
-        index = todo[start : start + batch_size]
-        for i, text in zip(index, translate_batch([sentences[i] for i in index]), strict=True):
-            out[i] = text
-    return out
-
-
 def _translate_sentences(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -283,7 +187,12 @@ def _translate_sentences(
         inputs = tokenizer(
             batch, max_length=max_source_length, truncation=True, padding=True, return_tensors="pt"
         ).to(model.device)
-        generated = model.generate(**inputs, **decoding.generate_kwargs())
+        kwargs = decoding.generate_kwargs()
+        if decoding.max_new_tokens is None:  # the saved length rule, for any model (see `length_rule_limit`)
+            limit = length_rule_limit(model.generation_config, inputs["input_ids"].shape[-1])
+            if limit is not None:
+                kwargs["max_new_tokens"] = limit
+        generated = model.generate(**inputs, **kwargs)
         return [text.strip() for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
 
     return translate_in_batches(

@@ -41,8 +41,10 @@ from transformers.trainer_callback import ProgressCallback
 from . import TransformerMTConfig, TransformerMTForConditionalGeneration
 from .averaging import average_checkpoints
 from .data import load_corpora
+from .decoding import Decoding
 from .folder import add_pipeline_code, checkpoint_folders, last_checkpoint, register_pipeline
-from .inference import Decoding, evaluate_translations
+from .generation_transformer_mt import length_rule_limit
+from .inference import evaluate_translations
 from .metrics import build_compute_metrics, references_by_source
 from .report import TRAINING_REPORT, EvalReport
 from .tokenization import iter_texts, tokenize_dataset, train_tokenizer
@@ -335,24 +337,45 @@ class TimeBudgetSchedule:
 
 
 class TranslationTrainer(Seq2SeqTrainer):
-    """A `Seq2SeqTrainer` that leaves the model's generation config as it was.
+    """A `Seq2SeqTrainer` whose validation decodes with the saved length rule, for any model, and that leaves
+    the model's generation config as it was.
+
+    The length rule (`max_length_a`, `max_length_b` of the generation config) is known to this package's
+    model's `generate()` only: `prediction_step` passes its limit for the batch as `max_new_tokens` to any
+    model (the same limit that our `generate()` would set itself), unless the call sets a length.
 
     `Seq2SeqTrainer.prediction_step` fills transformers' defaults into `model.generation_config` (`max_length=20`
     and all the rest); saved with the model, they would clash with the length rule in every later `generate()`.
     """
 
-    def prediction_step(self, model, inputs, *args, **kwargs):
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
+        if self.args.predict_with_generate and not prediction_loss_only:
+            gen_kwargs = self.length_rule_kwargs(inputs, gen_kwargs)
         saved = copy.deepcopy(self.model.generation_config)
         try:
-            return super().prediction_step(model, inputs, *args, **kwargs)
+            return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys, **gen_kwargs)
         finally:
             self.model.generation_config = saved
 
+    def length_rule_kwargs(self, inputs: dict, gen_kwargs: dict) -> dict:
+        """The `generate()` arguments of `Seq2SeqTrainer.prediction_step` (the call's own, else those that
+        `evaluate()`/`predict()` stored), with `max_new_tokens` from the saved length rule for the batch's padded
+        source length, unless they set a length or the generation config has no rule."""
+        if not gen_kwargs and hasattr(self, "_gen_kwargs"):
+            gen_kwargs = self._gen_kwargs
+        gen_kwargs = {key: value for key, value in gen_kwargs.items() if value is not None}
+        if {"max_new_tokens", "max_length"} & set(gen_kwargs) or "input_ids" not in inputs:
+            return gen_kwargs
+        limit = length_rule_limit(self.model.generation_config, inputs["input_ids"].shape[-1])
+        return gen_kwargs | ({"max_new_tokens": limit} if limit is not None else {})
+
     def _issue_warnings_after_load(self, load_result) -> None:
         """Loading the best checkpoint at the end: the tied copies of the embedding are not in the checkpoint
-        (saved once, as the encoder's), which the Trainer would report as missing keys; they are tied again."""
+        (saved once), nor what the model leaves out of its checkpoints (Marian's sinusoidal positions), which
+        the Trainer would report as missing keys; the model keeps them, and the tied ones are tied again."""
         tied = set(getattr(self.model, "all_tied_weights_keys", {}))
-        if load_result.missing_keys and set(load_result.missing_keys) <= tied:
+        unsaved = set(self.model._keys_to_ignore_on_save or ())
+        if load_result.missing_keys and set(load_result.missing_keys) <= tied | unsaved:
             self.model.tie_weights()
             load_result = load_result._replace(missing_keys=[])
         super()._issue_warnings_after_load(load_result)
@@ -479,10 +502,22 @@ def build_tokenizer(
 
 
 def build_model(model_args: ModelArguments, tokenizer: PreTrainedTokenizerBase, label_smoothing: float):
-    """A fresh model sized by `model_args`, its special ids copied from the tokenizer (or a saved model)."""
+    """A fresh model sized by `model_args`, its special ids copied from the tokenizer, or the saved model of
+    `--model_name_or_path` (any seq2seq architecture). `label_smoothing` goes into the config of this
+    package's model, whose loss applies it (see `smooth_labels_in_the_model`); another model's config is left
+    alone. A saved model without a fixed number of positions (`max_position_embeddings`, e.g. T5's relative
+    positions) is refused: the saved decoding is capped at the decoder's positions, and translation truncates
+    sources to them."""
     if model_args.model_name_or_path:
         model = AutoModelForSeq2SeqLM.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)
-        model.config.label_smoothing = label_smoothing
+        if getattr(model.config, "max_position_embeddings", None) is None:
+            raise ValueError(
+                f"--model_name_or_path {model_args.model_name_or_path}: a {model.config.model_type!r} model has "
+                "no max_position_embeddings; the saved decoding and translation limit lengths by it, so only "
+                "models with a fixed number of positions (transformer_mt, Marian, BART, ...) are fine-tuned here"
+            )
+        if smooth_labels_in_the_model(model):
+            model.config.label_smoothing = label_smoothing
         return model
     config = TransformerMTConfig(
         vocab_size=len(tokenizer),
@@ -503,6 +538,14 @@ def build_model(model_args: ModelArguments, tokenizer: PreTrainedTokenizerBase, 
         decoder_start_token_id=tokenizer.pad_token_id,
     )
     return TransformerMTForConditionalGeneration(config)
+
+
+def smooth_labels_in_the_model(model: PreTrainedModel) -> bool:
+    """Whether label smoothing goes into the model's own loss (`config.label_smoothing`) instead of the
+    Trainer's smoother (`label_smoothing_factor`): for this package's model, whose loss then runs the output
+    layer on the positions that have a label only (the Trainer's smoother needs the full (B, T, V) logits).
+    Other models (Marian, BART, ...) do not read that config field: the Trainer smooths their labels."""
+    return model.config.model_type == TransformerMTConfig.model_type
 
 
 LENGTH_RATIO = (
@@ -527,8 +570,10 @@ NO_REPEAT_NGRAM_SIZE = 3
 
 
 def greedy_generation_config(model: PreTrainedModel, length_rule: tuple[float, int]) -> GenerationConfig:
-    """The saved decoding: greedy, up to `a * source_tokens + b` new tokens (see the model's `generate()`),
-    never past the decoder's positions, no repeated trigram."""
+    """The saved decoding: greedy, up to `a * source_tokens + b` new tokens (`length_rule_limit`), never past
+    the decoder's positions, no repeated trigram. This package's model's `generate()` applies the length rule
+    itself; for any model, the package's own decoding passes its limit to `generate()` (`TranslationTrainer`'s
+    validation, `inference.translate`)."""
     a, b = length_rule
     return GenerationConfig(
         decoder_start_token_id=model.config.decoder_start_token_id,
@@ -631,10 +676,10 @@ def run(
         splits, tokenizer, data_args.max_source_length, data_args.max_target_length, keep_columns=()
     )
 
-    # label smoothing lives in the model's loss, which then skips the output layer on ignored positions;
-    # the Trainer's own smoother would need the full (B, T, V) logits
-    label_smoothing, training_args.label_smoothing_factor = training_args.label_smoothing_factor, 0.0
-    model = build_model(model_args, tokenizer, label_smoothing)
+    model = build_model(model_args, tokenizer, training_args.label_smoothing_factor)
+    if smooth_labels_in_the_model(model):
+        training_args.label_smoothing_factor = 0.0  # the model's loss smooths; the Trainer must not again
+    model_class = type(model)  # before the Trainer wraps it (FSDP2 changes the class of the model it shards)
     length_rule = output_length_rule(tokenized["train"])
     model.generation_config = greedy_generation_config(model, length_rule)
     logger.info("translations may have up to ceil(%g * source tokens + %d) new tokens", *length_rule)
@@ -711,9 +756,7 @@ def run(
     # under FSDP the weights are sharded over processes that have moved on: evaluate the saved model; else the
     # model as saved, without the autocast wrapper that mixed-precision training leaves around its forward
     final_model = (
-        TransformerMTForConditionalGeneration.from_pretrained(training_args.output_dir).to(
-            training_args.device
-        )
+        model_class.from_pretrained(training_args.output_dir).to(training_args.device)
         if trainer.is_fsdp_enabled
         else trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
     )

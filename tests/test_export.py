@@ -1,13 +1,18 @@
 """The CTranslate2 export: same greedy tokens as generate(), the saved length rule, beam search, int8, the CLI."""
 
+import subprocess
+import sys
+
 import pytest
 import torch
+from conftest import ROOT
 from transformers import MarianConfig
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import main as cli
+from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import save_model_folder
-from hf_seq2seq.inference import Decoding, evaluate_folder, load_model_and_tokenizer, translate
+from hf_seq2seq.inference import evaluate_folder, load_model_and_tokenizer, translate
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
 
@@ -133,6 +138,17 @@ def test_a_folder_that_is_not_a_transformer_mt_model_is_refused(tmp_path):
     assert not (tmp_path / "ct2").exists()
     with pytest.raises(ExportError, match="not an export"):
         CTranslate2Translator(tmp_path / "marian")
+
+
+def test_the_export_shares_decoding_with_the_torch_engine_without_importing_it():
+    """export.py and inference.py share decoding.py, which imports neither: no import circle between them."""
+    code = (
+        "import sys, hf_seq2seq.export; print(sorted(m for m in sys.modules if m.startswith('hf_seq2seq.')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    assert "'hf_seq2seq.decoding'" in loaded and "'hf_seq2seq.inference'" not in loaded
 
 
 def test_export_translate_and_evaluate_commands(tokenizer, tmp_path, capsys):

@@ -1,20 +1,33 @@
-"""A published folder, loaded with `trust_remote_code=True`, fine-tunes with the Trainer and saves again."""
+"""A published folder, loaded with `trust_remote_code=True`, fine-tunes with the Trainer and saves again; `hf-seq2seq
+train` fine-tunes another architecture's folder (Marian) with label smoothing and the saved length rule."""
 
+import json
 import math
 import os
 
+import pytest
 import torch
-from conftest import REPO_ID, make_trained_folder
+from conftest import REPO_ID, TOKENIZER_IDS, make_trained_folder, tiny_args, tiny_tokenizer
 from datasets import Dataset
 from transformers import (
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
     DataCollatorForSeq2Seq,
+    MarianConfig,
+    MarianMTModel,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
+    T5Config,
+    T5ForConditionalGeneration,
 )
+from transformers.trainer_pt_utils import LabelSmoother
 
 from hf_seq2seq import hub
+from hf_seq2seq.cli import train
+from hf_seq2seq.decoding import Decoding
+from hf_seq2seq.generation_transformer_mt import length_rule_limit
+from hf_seq2seq.inference import load_model_and_tokenizer, translate
+from hf_seq2seq.training import ModelArguments, build_model
 
 PAIRS = [
     ("how are you ?", "comment allez vous ?"),
@@ -81,3 +94,95 @@ def test_finetune_loaded_hub_folder_and_save_again(tmp_path):
     batch = tokenizer(list(sources), padding=True, return_tensors="pt")
     with torch.no_grad():
         assert torch.equal(model.eval().generate(**batch), reloaded.generate(**batch))
+
+
+def tiny_marian_folder(folder) -> str:
+    """A tiny random `MarianMTModel` over `tiny_tokenizer`'s vocabulary, saved with the tokenizer."""
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    config = MarianConfig(
+        vocab_size=len(tokenizer),
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=64,
+        dropout=0.0,
+        forced_eos_token_id=None,
+        **TOKENIZER_IDS,
+    )
+    MarianMTModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def test_a_folder_without_a_position_limit_is_refused_by_name(tmp_path):
+    config = T5Config(vocab_size=len(tiny_tokenizer()), d_model=8, d_ff=16, d_kv=4, num_layers=1, num_heads=2)
+    T5ForConditionalGeneration(config).save_pretrained(tmp_path / "t5")
+    with pytest.raises(ValueError, match="a 't5' model has no max_position_embeddings; .* Marian, BART"):
+        build_model(ModelArguments(model_name_or_path=str(tmp_path / "t5")), tiny_tokenizer(), 0.1)
+
+
+def test_train_fine_tunes_a_marian_folder_with_label_smoothing_and_the_length_rule(
+    tmp_path, synthetic_fra_txt, monkeypatch, caplog
+):
+    """`hf-seq2seq train --model_name_or_path` on another architecture: the Trainer smooths the labels (only
+    this package's model reads `config.label_smoothing`), and every decoding of the package (validation with
+    predict_with_generate, the test evaluation, `translate`) keeps to the saved length rule, which Marian's own
+    `generate()` does not know."""
+    smoothed = []  # the epsilon of each training step that went through the Trainer's label smoother
+    smoother_call = LabelSmoother.__call__
+
+    def record_smoothing(self, model_output, labels, shift_labels=False, **kwargs):
+        smoothed.append(self.epsilon)
+        return smoother_call(self, model_output, labels, shift_labels, **kwargs)
+
+    generated = []  # (the saved rule's limit for the batch, new tokens) of each generate() of the Marian model
+    marian_generate = MarianMTModel.generate
+
+    def never_ending_generate(self, *args, **kwargs):
+        """Marian's `generate()`, recorded, with `</s>` suppressed: each translation runs to the limit it is
+        given (Marian's own: the config's `max_new_tokens`, 63)."""
+        limit = length_rule_limit(self.generation_config, kwargs["input_ids"].shape[-1])
+        output = marian_generate(self, *args, suppress_tokens=[self.config.eos_token_id], **kwargs)
+        generated.append((limit, output.shape[-1] - 1))
+        return output
+
+    monkeypatch.setattr(LabelSmoother, "__call__", record_smoothing)
+    monkeypatch.setattr(MarianMTModel, "generate", never_ending_generate)
+    output_dir = tmp_path / "run"
+    results = train.main(
+        tiny_args(
+            synthetic_fra_txt,
+            output_dir,
+            "--model_name_or_path", tiny_marian_folder(tmp_path / "marian"),
+            "--max_steps", "20",
+            "--eval_steps", "10",
+            "--save_steps", "10",
+        )
+    )  # fmt: skip
+
+    assert results["training"]["global_step"] == 20
+    assert "missing keys" not in caplog.text  # the best checkpoint lacks only tied and sinusoidal weights
+    assert json.loads((output_dir / "config.json").read_text())["model_type"] == "marian"
+    assert 0.1 in smoothed and len(smoothed) >= 20  # every training step (and the validation losses)
+    assert torch.load(output_dir / "training_args.bin", weights_only=False).label_smoothing_factor == 0.1
+    assert "label_smoothing" not in json.loads((output_dir / "config.json").read_text())
+
+    # validation (2 evaluations of 40 sources) and the test evaluation (40) stopped at the rule's limit
+    assert len(generated) >= 3
+    assert all(new_tokens == limit < 63 for limit, new_tokens in generated), generated
+
+    generated.clear()
+    model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
+    assert model.generation_config.max_length_a == 1.5 and model.generation_config.max_length_b >= 1
+    sources = ["the boy sees a red cat .", "how are you ?", "the cat sat on the mat and the dog is here ."]
+    translations = translate(model, tokenizer, sources * 3, batch_size=4)
+    assert len(translations) == 9 and all(translations)
+    assert len(generated) == 3 and all(new_tokens == limit < 63 for limit, new_tokens in generated), generated
+    generated.clear()
+    translate(model, tokenizer, sources, decoding=Decoding(max_new_tokens=2))  # a fixed limit wins
+    assert [new_tokens for _, new_tokens in generated] == [2]

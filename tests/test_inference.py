@@ -8,8 +8,9 @@ from transformers import AutoModelForSeq2SeqLM
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.averaging import average_checkpoints
 from hf_seq2seq.cli import average as average_cli
+from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import save_model_folder
-from hf_seq2seq.inference import Decoding, evaluate_translations, load_model_and_tokenizer, translate
+from hf_seq2seq.inference import evaluate_translations, load_model_and_tokenizer, translate
 from hf_seq2seq.segmentation import split_sentences
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config

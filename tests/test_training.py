@@ -18,8 +18,9 @@ from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.cli.train import main as train_main
 from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.data import load_fra_eng
+from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import ModelFolderError, check_model_folder
-from hf_seq2seq.inference import Decoding, evaluate_translations, load_model_and_tokenizer, translate
+from hf_seq2seq.inference import evaluate_translations, load_model_and_tokenizer, translate
 from hf_seq2seq.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.training import TRANSLATIONS_FILE, TimeBudgetCallback, TimeBudgetSchedule
 
@@ -36,6 +37,9 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt
     assert generation_config["num_beams"] == 1 and not generation_config["do_sample"]
     assert generation_config["no_repeat_ngram_size"] == 3
     assert generation_config["max_length_a"] > 0 and "max_length" not in generation_config  # one limit
+    # the model's loss smooths the labels, not the Trainer's smoother (see test_finetune for another model)
+    assert json.loads((output_dir / "config.json").read_text())["label_smoothing"] == 0.1
+    assert torch.load(output_dir / "training_args.bin", weights_only=False).label_smoothing_factor == 0.0
 
     model = AutoModelForSeq2SeqLM.from_pretrained(output_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(output_dir)
@@ -136,7 +140,7 @@ def test_presets_set_defaults_that_flags_override():
 def test_bad_input_to_translate(tiny_run, caplog):
     output_dir, _ = tiny_run
     model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
-    with caplog.at_level(logging.WARNING, logger="hf_seq2seq.inference"):
+    with caplog.at_level(logging.WARNING, logger="hf_seq2seq.decoding"):
         texts = ["", "   ", "the king sees a red boat .", "the dog sees a cat . " * 30]
         out = translate(model, tokenizer, texts, max_source_length=64)
     assert out[0] == "" and out[1] == "" and out[2] != ""

@@ -44,7 +44,7 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def decoding_from(args: argparse.Namespace):
-    from ..inference import Decoding
+    from ..decoding import Decoding
 
     return Decoding(
         num_beams=args.num_beams,
