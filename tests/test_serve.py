@@ -400,3 +400,15 @@ def test_batches_respect_size_tokens_and_decoding():
     assert asyncio.run(main()) == [["A", "B"], ["C"], ["D", "E", "F"]]
     # greedy first (size limit 3), then the beam request; "f" (7 tokens) would make 2 x 7 > 12 with "e"
     assert calls == [(["a", "b", "d"], None), (["c"], 2), (["e"], None), (["f"], None)]
+
+
+def test_the_load_benchmark_counts_answers_latencies_and_errors():
+    pytest.importorskip("aiohttp")
+    from hf_seq2seq.serve_benchmark import load_level
+
+    engine = FakeEngine()
+    with fake_server(engine) as server:
+        level = asyncio.run(load_level(f"{server.url}/translate", ["Hello.", "FAIL."], 4, 0.2, 1.0, 10))
+    assert level["answered"] > 0 and level["errors"] > 0 and set(level["error_kinds"]) == {"500"}
+    assert level["p50_ms"] <= level["p95_ms"] <= level["p99_ms"]
+    assert level["sentences_per_s"] == level["answered"] / 1.0
