@@ -648,8 +648,13 @@ class _Service:
         self.split_thread = ThreadPoolExecutor(1, thread_name_prefix="hf-seq2seq-split")
         self._loading: asyncio.Task | None = None
 
-    async def start(self) -> None:
-        self._loading = asyncio.get_running_loop().create_task(self._load())
+    async def start(self, background: bool = True) -> None:
+        if background:
+            self._loading = asyncio.get_running_loop().create_task(self._load())
+            return
+        await self._load()
+        if self.load_error:
+            raise RuntimeError(f"the model failed to load: {self.load_error}")
 
     async def _load(self) -> None:
         started = time.perf_counter()
@@ -737,9 +742,13 @@ class _Service:
         raise ClientGone()
 
 
-def create_app(load_engine: Callable[[], Engine], config: ServeConfig | None = None) -> Starlette:
+def create_app(
+    load_engine: Callable[[], Engine], config: ServeConfig | None = None, load_in_background: bool = True
+) -> Starlette:
     """The service as an ASGI app. `load_engine` returns the `Engine` (e.g. `engine_loader(folder)`); it runs
-    in a thread when the app starts, and `/health` and `/translate` answer 503 until it has returned."""
+    in a thread when the app starts, and `/health` and `/translate` answer 503 until it has returned. Without
+    `load_in_background` the app's startup waits for it (and fails if it fails): for a host such as Ray Serve
+    that routes requests to a replica once it has started."""
     config = config or ServeConfig()
     service = _Service(load_engine, config)
     metrics = service.metrics
@@ -802,7 +811,7 @@ def create_app(load_engine: Callable[[], Engine], config: ServeConfig | None = N
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
-        await service.start()
+        await service.start(load_in_background)
         try:
             yield
         finally:
