@@ -249,7 +249,11 @@ def engine_loader(
             pair = ("en", "fr")
         model, tokenizer = load_translator(folder, engine, trust_remote_code)
         model = set_precision(model, precision)
-        facts = {"precision": precision} if engine == "torch" else {}
+        facts = (
+            {"precision": precision}
+            if engine == "torch"
+            else {"quantization": model.metadata["quantization"]}
+        )
         return TranslatorEngine(model, tokenizer, *pair, name=engine, **facts)
 
     return load

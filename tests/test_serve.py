@@ -412,3 +412,24 @@ def test_the_load_benchmark_counts_answers_latencies_and_errors():
     assert level["answered"] > 0 and level["errors"] > 0 and set(level["error_kinds"]) == {"500"}
     assert level["p50_ms"] <= level["p95_ms"] <= level["p99_ms"]
     assert level["sentences_per_s"] == level["answered"] / 1.0
+
+
+def test_the_ctranslate2_engine_serves_an_export(trained, tmp_path):
+    pytest.importorskip("ctranslate2")
+    from hf_seq2seq.export import export_ctranslate2
+    from hf_seq2seq.serve import engine_loader
+
+    export = export_ctranslate2(trained, tmp_path / "ct2", quantization="int8")
+    translator, tokenizer = load_translator(export, "ctranslate2")
+    decoding = Decoding(max_new_tokens=MAX_NEW_TOKENS)
+    texts = random_texts(12, seed=3)
+    expected = [translate(translator, tokenizer, [t], 1, decoding, split_sentences=True)[0] for t in texts]
+    app = create_app(engine_loader(export, "ctranslate2"), ServeConfig(decoding=decoding))
+    with ThreadServer(app) as server:
+        wait_ready(server.url)
+        assert get(f"{server.url}/health")[1] == {
+            "status": "ready", "engine": "ctranslate2", "source": "en", "target": "fr", "quantization": "int8"
+        }  # fmt: skip
+        with ThreadPoolExecutor(len(texts)) as pool:
+            answers = list(pool.map(lambda t: post_json(f"{server.url}/translate", {"q": t}), texts))
+    assert [body["translatedText"] for _, body, _ in answers] == expected
