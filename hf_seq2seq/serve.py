@@ -19,8 +19,11 @@ still loading or queue full, 500 when the engine fails on a batch (for that batc
 The batcher (`Batcher`): each request's texts are split into sentences (`hf_seq2seq.segmentation`, the
 package's splitter, off the event loop), its sentences queued; one worker takes the oldest request's decoding
 and as many queued sentences with the same decoding as fit `max_batch_sentences` and `max_batch_tokens`
-(longest sentence x count, the padded size), after waiting at most `max_wait_ms` from the oldest request's
-arrival for the batch to fill. Exactly one model call runs at a time, in a thread of its own, so the event
+(longest sentence x count, the padded size). A batch that is not full waits for more while the model is
+idle: until requests stop arriving for `arrival_gap_ms`, at most `max_wait_ms` from the oldest request's
+arrival or from the end of the last batch, whichever is later. (Clients that a batch has just answered send
+their next requests then: without that wait, closed-loop clients settle into two alternating half-full
+batches.) Exactly one model call runs at a time, in a thread of its own, so the event
 loop keeps answering health checks and metrics during a slow batch. Each request gets its own translations
 in order; a request whose client has gone is dropped from the queue. When a batch of several requests fails,
 each request is retried alone, so one poisonous input fails its own request only. The queue holds at most
@@ -71,6 +74,7 @@ LANGUAGE_NAMES = {
     "pl": "Polish", "pt": "Portuguese", "ru": "Russian", "sk": "Slovak", "ur": "Urdu", "zh": "Chinese",
 }  # fmt: skip
 DECODING_FIELDS = ("num_beams", "length_penalty", "max_new_tokens", "no_repeat_ngram_size")
+INLINE_SPLIT_CHARS = 300  # longer requests are split into sentences in a thread, off the event loop
 CLIENT_CLOSED = 499  # nginx's status for a request whose client went away before the answer
 
 
@@ -83,8 +87,11 @@ class ServeConfig:
     """Most sentences in one model call."""
     max_batch_tokens: int = 8192
     """Most padded source tokens (longest sentence x sentences) in one model call."""
-    max_wait_ms: float = 5.0
-    """How long the oldest queued request may wait for its batch to fill while the model is idle."""
+    max_wait_ms: float = 10.0
+    """How long a batch may wait to fill while the model is idle: counted from the oldest queued request's
+    arrival, or from the end of the last batch when that is later."""
+    arrival_gap_ms: float = 2.0
+    """A batch that is not full leaves once no request has arrived for this long (after a first one)."""
     max_queue_sentences: int = 2048
     """Most sentences waiting for a batch; a request that does not fit gets 503 with Retry-After."""
     max_chars: int = 10_000
@@ -112,8 +119,9 @@ class ServeConfig:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.max_wait_ms < 0:
-            raise ValueError(f"max_wait_ms must be >= 0, got {self.max_wait_ms}")
+        for name in ("max_wait_ms", "arrival_gap_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
 
 class ServeError(Exception):
@@ -349,6 +357,8 @@ class Batcher:
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._rate = None  # sentences/s of recent batches, for Retry-After
+        self._idle_since = 0.0  # when the last model call returned (event-loop time)
+        self._last_arrival = 0.0
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="hf-seq2seq-batcher")
@@ -383,6 +393,7 @@ class Batcher:
             raise QueueFull(self.queued, self.retry_after())
         loop = asyncio.get_running_loop()
         job = _Job(list(sentences), list(lengths), decoding, loop.create_future(), loop.time())
+        self._last_arrival = job.arrived
         self._jobs.append(job)
         self._set_queued(self.queued + len(sentences))
         self._wake.set()
@@ -414,8 +425,18 @@ class Batcher:
             while not self._pending():
                 self._wake.clear()
                 await self._wake.wait()
-            deadline = self._jobs[0].arrived + config.max_wait_ms / 1000
-            while self.queued < config.max_batch_sentences and (timeout := deadline - loop.time()) > 0:
+            # the batch leaves when full, or `max_wait_ms` after the oldest arrival or the end of the last batch
+            # (whichever is later: the clients that batch answered send their next requests then), or once
+            # requests have stopped arriving for `arrival_gap_ms` after the first one since that moment
+            start = max(self._jobs[0].arrived, self._idle_since)
+            hard = start + config.max_wait_ms / 1000
+            while self.queued < config.max_batch_sentences:
+                deadline = hard
+                if self._last_arrival >= start:
+                    deadline = min(hard, self._last_arrival + config.arrival_gap_ms / 1000)
+                timeout = deadline - loop.time()
+                if timeout <= 0:
+                    break
                 self._wake.clear()
                 try:
                     await asyncio.wait_for(self._wake.wait(), timeout)
@@ -476,6 +497,7 @@ class Batcher:
         try:
             outputs = await self._call(sentences, decoding)
         except Exception as error:
+            self._idle_since = asyncio.get_running_loop().time()
             if self.metrics:
                 self.metrics.batch_failures.inc()
             if len(pieces) == 1:
@@ -488,6 +510,7 @@ class Batcher:
             for piece in pieces:  # one bad input must not fail its batch-mates
                 await self._run_batch([piece], decoding)
             return
+        self._idle_since = asyncio.get_running_loop().time()
         position = 0
         for job, start, end in pieces:
             job.results[start:end] = outputs[position : position + end - start]
@@ -711,8 +734,11 @@ class _Service:
         chars = sum(map(len, texts))
         if chars > config.max_chars:
             raise ServeError(413, f"the request has {chars} characters; the limit is {config.max_chars}")
-        loop = asyncio.get_running_loop()
-        segmented, sentences, lengths = await loop.run_in_executor(self.split_thread, self.split, texts)
+        if chars <= INLINE_SPLIT_CHARS:  # a sentence or two: quicker here than through a thread
+            segmented, sentences, lengths = self.split(texts)
+        else:
+            loop = asyncio.get_running_loop()
+            segmented, sentences, lengths = await loop.run_in_executor(self.split_thread, self.split, texts)
         if len(sentences) > config.max_queue_sentences:
             raise ServeError(
                 413, f"the request has {len(sentences)} sentences; the limit is {config.max_queue_sentences}"

@@ -116,7 +116,7 @@ def build_app(args: dict):
             )
         elif name == "watch_disconnect":
             value = _flag(value)
-        elif name == "max_wait_ms":
+        elif name in ("max_wait_ms", "arrival_gap_ms"):
             value = float(value)
         else:
             value = int(value)

@@ -219,15 +219,8 @@ def test_sigterm_during_a_burst_answers_every_accepted_request(trained, tmp_path
     port = free_port()
     url = f"http://{HOST}:{port}"
     # a long wait for the batch to fill keeps the burst's requests queued when SIGTERM comes
-    process = start_server(
-        trained,
-        port,
-        "--max-wait-ms",
-        "4000",
-        "--max-new-tokens",
-        str(MAX_NEW_TOKENS),
-        log=tmp_path / "server.log",
-    )
+    options = ["--max-wait-ms", "4000", "--arrival-gap-ms", "4000", "--max-new-tokens", str(MAX_NEW_TOKENS)]
+    process = start_server(trained, port, *options, log=tmp_path / "server.log")
     try:
         wait_ready(url, process)
         texts = random_texts(24, seed=2)
@@ -266,7 +259,7 @@ def post_in_thread(url: str, text) -> tuple[threading.Thread, list]:
 
 def test_an_engine_error_fails_only_the_requests_of_its_input():
     engine = FakeEngine()
-    with fake_server(engine, max_wait_ms=300) as server:
+    with fake_server(engine, max_wait_ms=300, arrival_gap_ms=300) as server:
         engine.gate.clear()
         bad, bad_result = post_in_thread(server.url, "This will FAIL. Sadly.")
         good, good_result = post_in_thread(server.url, ["Fine.", "Also fine."])
@@ -433,3 +426,32 @@ def test_the_ctranslate2_engine_serves_an_export(trained, tmp_path):
         with ThreadPoolExecutor(len(texts)) as pool:
             answers = list(pool.map(lambda t: post_json(f"{server.url}/translate", {"q": t}), texts))
     assert [body["translatedText"] for _, body, _ in answers] == expected
+
+
+def test_clients_answered_by_a_batch_join_the_next_one_with_those_already_waiting():
+    """Without the wait after a batch, closed-loop clients split into two alternating half-full batches."""
+    calls, release = [], threading.Event()
+
+    def call(sentences, decoding):
+        calls.append(list(sentences))
+        release.wait(30)
+        return sentences
+
+    async def main():
+        batcher = Batcher(call, ServeConfig(max_wait_ms=1000, arrival_gap_ms=200))
+        batcher.start()
+        first = asyncio.ensure_future(batcher.translate(["a"], [2], Decoding()))
+        while not calls:
+            await asyncio.sleep(0.01)
+        waiting = asyncio.ensure_future(batcher.translate(["x"], [2], Decoding()))  # queued during [a]
+        await asyncio.sleep(0.05)
+        release.set()
+        await first
+        await asyncio.sleep(0.02)  # the client answered by [a] sends its next request
+        again = await batcher.translate(["a2"], [2], Decoding())
+        results = [await waiting, again]
+        await batcher.close()
+        return results
+
+    assert asyncio.run(main()) == [["x"], ["a2"]]
+    assert calls == [["a"], ["x", "a2"]]

@@ -54,8 +54,15 @@ def build_parser():
     batching.add_argument(
         "--max-wait-ms",
         type=float,
-        default=5.0,
-        help="how long a request may wait for its batch to fill while the model is idle",
+        default=10.0,
+        help="how long a batch that is not full may wait for more requests while the model is idle, from the "
+        "oldest request's arrival or the end of the last batch",
+    )
+    batching.add_argument(
+        "--arrival-gap-ms",
+        type=float,
+        default=2.0,
+        help="a batch that is not full leaves once no request has arrived for this long",
     )
     batching.add_argument(
         "--max-queue",
@@ -126,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         max_batch_sentences=args.max_batch_size,
         max_batch_tokens=args.max_batch_tokens,
         max_wait_ms=args.max_wait_ms,
+        arrival_gap_ms=args.arrival_gap_ms,
         max_queue_sentences=args.max_queue,
         max_chars=args.max_chars,
         max_texts=args.max_texts,
