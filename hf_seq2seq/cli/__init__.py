@@ -19,6 +19,8 @@ VERBS = {
     "benchmark": "measure speed and memory against MarianMTModel at the same size",
     "measure-training": "peak training memory with/without gradient checkpointing, tokens/s with/without compile",
     "demo": "try a model in the browser: a Gradio app with the translation and its cross-attention map",
+    "serve": "a LibreTranslate-compatible translation API with dynamic batching (uvicorn, or Ray Serve)",
+    "serve-benchmark": "load-test `serve` on localhost (1-64 clients) beside the engine's offline throughput",
 }
 
 USAGE = "usage: hf-seq2seq <verb> [options]   (hf-seq2seq <verb> --help for a verb's options)"

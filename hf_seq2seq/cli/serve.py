@@ -1,0 +1,199 @@
+"""`hf-seq2seq serve`: a LibreTranslate-compatible translation API with dynamic batching (uvicorn or Ray Serve)."""
+
+import os
+from pathlib import Path
+
+from ._common import (
+    add_decoding_arguments,
+    add_engine_argument,
+    add_precision_argument,
+    decoding_from,
+    parser,
+    setup_logging,
+)
+
+API_KEYS_ENV = "HF_SEQ2SEQ_API_KEYS"
+
+
+def build_parser():
+    p = parser(
+        "serve",
+        "Serve a model over HTTP: LibreTranslate's POST /translate (JSON or form; q a string or a list), "
+        "GET /languages, GET /health (200 once the model is loaded) and GET /metrics (Prometheus). Concurrent "
+        "requests are split into sentences and merged into model batches. SIGTERM stops accepting, answers "
+        'every accepted request, then exits. Needs the serve extra: pip install "hf_seq2seq[serve]" (and '
+        'for --ray: "hf_seq2seq[ray]").',
+        "hf-seq2seq serve runs/cpu --port 5000\n  curl -s localhost:5000/translate -H 'Content-Type: "
+        'application/json\' -d \'{"q": "How are you?", "source": "en", "target": "fr"}\'',
+    )
+    p.add_argument("model", help="a saved model folder (with --engine ctranslate2: an export folder)")
+    add_engine_argument(p)
+    add_precision_argument(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
+    p.add_argument("--port", type=int, default=5000, help="port (default 5000, as LibreTranslate)")
+    p.add_argument(
+        "--languages",
+        metavar="SRC-TGT",
+        help="the model's language pair, e.g. en-fr (default: what the folder records in config.json or its "
+        "result files; a CTranslate2 export records none: en-fr unless given)",
+    )
+    p.add_argument(
+        "--api-keys-file",
+        help=f"a file of API keys, one per line: /translate then needs one in its api_key field (403 "
+        f"otherwise); ${API_KEYS_ENV} (comma-separated) adds more",
+    )
+    p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
+    batching = p.add_argument_group("batching and limits")
+    batching.add_argument("--max-batch-size", type=int, default=64, help="most sentences per model call")
+    batching.add_argument(
+        "--max-batch-tokens",
+        type=int,
+        default=8192,
+        help="most padded source tokens (longest sentence x sentences) per model call",
+    )
+    batching.add_argument(
+        "--max-wait-ms",
+        type=float,
+        default=10.0,
+        help="how long a batch that is not full may wait for more requests while the model is idle, from the "
+        "oldest request's arrival or the end of the last batch",
+    )
+    batching.add_argument(
+        "--arrival-gap-ms",
+        type=float,
+        default=2.0,
+        help="a batch that is not full leaves once no request has arrived for this long",
+    )
+    batching.add_argument(
+        "--max-queue",
+        type=int,
+        default=2048,
+        help="most sentences waiting for a batch; past it requests get 503 with Retry-After",
+    )
+    batching.add_argument("--max-chars", type=int, default=10_000, help="most characters per request (413)")
+    batching.add_argument(
+        "--max-texts", type=int, default=128, help="most texts (q entries) per request (413)"
+    )
+    batching.add_argument("--max-beams", type=int, default=8, help="largest num_beams a request may ask for")
+    p.add_argument(
+        "--graceful-timeout",
+        type=float,
+        default=None,
+        help="on SIGTERM, wait at most this many seconds for accepted requests (default: until all are answered)",
+    )
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--access-log", action="store_true", help="log every request (uvicorn's access log)")
+    add_decoding_arguments(p)
+    ray = p.add_argument_group("Ray Serve (scale out: replicas of the same app and batcher)")
+    ray.add_argument("--ray", action="store_true", help="run as a Ray Serve deployment instead of uvicorn")
+    ray.add_argument(
+        "--ray-address", default=None, help="an existing Ray cluster (default: start a local one)"
+    )
+    ray.add_argument("--replicas", type=int, default=1, help="replicas (each loads the model once)")
+    ray.add_argument(
+        "--max-replicas",
+        type=int,
+        default=None,
+        help="autoscale between --replicas and this many replicas by ongoing requests",
+    )
+    ray.add_argument(
+        "--target-ongoing-requests",
+        type=float,
+        default=32,
+        help="autoscaling: requests per replica to aim at (about a full batch)",
+    )
+    ray.add_argument("--cpus-per-replica", type=float, default=1.0, help="CPUs Ray reserves per replica")
+    return p
+
+
+def api_keys(path: str | None) -> frozenset[str]:
+    keys = [key.strip() for key in os.environ.get(API_KEYS_ENV, "").split(",")]
+    if path:
+        keys += [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    return frozenset(key for key in keys if key and not key.startswith("#"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
+    args = p.parse_args(argv)
+    languages = None
+    if args.languages:
+        languages = tuple(args.languages.split("-"))
+        if len(languages) != 2 or not all(languages):
+            p.error(f"--languages must be SRC-TGT, e.g. en-fr; got {args.languages!r}")
+    if args.engine == "ctranslate2" and args.precision != "fp32":
+        p.error(
+            "--precision is for the torch engine; a CTranslate2 export keeps the precision it was exported with"
+        )
+    check_folder(args.model, args.engine)
+    setup_logging()
+    from ..serve import ServeConfig
+
+    config = ServeConfig(
+        max_batch_sentences=args.max_batch_size,
+        max_batch_tokens=args.max_batch_tokens,
+        max_wait_ms=args.max_wait_ms,
+        arrival_gap_ms=args.arrival_gap_ms,
+        max_queue_sentences=args.max_queue,
+        max_chars=args.max_chars,
+        max_texts=args.max_texts,
+        max_beams=args.max_beams,
+        api_keys=api_keys(args.api_keys_file),
+        decoding=decoding_from(args),
+    )
+    loader_args = dict(
+        folder=str(Path(args.model).resolve()),
+        engine=args.engine,
+        precision=args.precision,
+        languages=languages,
+        trust_remote_code=args.trust_remote_code,
+    )
+    if args.ray:
+        from ..serve_ray import run
+
+        run(
+            loader_args,
+            config,
+            host=args.host,
+            port=args.port,
+            address=args.ray_address,
+            replicas=args.replicas,
+            max_replicas=args.max_replicas,
+            target_ongoing_requests=args.target_ongoing_requests,
+            cpus_per_replica=args.cpus_per_replica,
+        )
+        return 0
+    import uvicorn
+
+    from ..serve import create_app, engine_loader
+
+    app = create_app(engine_loader(**loader_args), config)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            access_log=args.access_log,
+            timeout_graceful_shutdown=args.graceful_timeout,
+        )
+    )
+    server.run()
+    return 0
+
+
+def check_folder(folder: str, engine: str) -> None:
+    """Fail now, not in the background, on a folder that cannot load."""
+    if engine == "ctranslate2":
+        if not (Path(folder) / "hf_seq2seq_export.json").is_file():
+            raise SystemExit(
+                f"hf-seq2seq serve: {folder} is not an export of `hf-seq2seq export ctranslate2` "
+                "(no hf_seq2seq_export.json)"
+            )
+        return
+    from ..folder import ModelFolderError, check_model_folder
+
+    try:
+        check_model_folder(folder)
+    except ModelFolderError as error:
+        raise SystemExit(f"hf-seq2seq serve: {error}") from None

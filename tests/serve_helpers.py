@@ -1,0 +1,136 @@
+"""What the serving tests share: a free local port, the server as a subprocess (`python -m hf_seq2seq serve`)
+or in a thread of the test process (to serve an injected engine), and a fake engine that can be held,
+slowed or made to fail."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from hf_seq2seq.serve import Engine
+
+ROOT = Path(__file__).resolve().parents[1]
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def get(url: str, timeout: float = 10) -> tuple[int, dict | str, dict]:
+    """(status, JSON body or text, headers) of a GET."""
+    return request(url, None, timeout=timeout)
+
+
+def post_json(url: str, body, timeout: float = 60) -> tuple[int, dict | str, dict]:
+    return request(url, json.dumps(body).encode(), {"Content-Type": "application/json"}, timeout)
+
+
+def request(url: str, data: bytes | None, headers: dict | None = None, timeout: float = 60):
+    req = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            status, raw, headers = response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        status, raw, headers = error.code, error.read(), dict(error.headers)
+    try:
+        return status, json.loads(raw), headers
+    except ValueError:
+        return status, raw.decode(), headers
+
+
+def wait_ready(url: str, process: subprocess.Popen | None = None, timeout: float = 180) -> None:
+    """Poll GET /health until it answers 200 (the model is loaded)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}:\n{process.stdout.read()}")
+        try:
+            if get(f"{url}/health", timeout=5)[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} was not ready after {timeout} s")
+
+
+def start_server(model: Path, port: int, *options: str, log: Path | None = None) -> subprocess.Popen:
+    """`python -m hf_seq2seq serve MODEL --port PORT ...` from the repository root; its output goes to `log`."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    return subprocess.Popen(
+        [sys.executable, "-m", "hf_seq2seq", "serve", str(model), "--port", str(port), *options],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("w") if log else subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def metric(url: str, name: str) -> float:
+    """The value of one unlabelled sample of GET /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = get(f"{url}/metrics")[1]
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and not sample.labels:
+                return sample.value
+    raise KeyError(name)
+
+
+def wait_for(condition, timeout: float = 30, message: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{message} not met after {timeout} s")
+        time.sleep(0.02)
+
+
+class ThreadServer:
+    """A uvicorn server for `app` on a free local port, in a thread of this process (a context manager)."""
+
+    def __init__(self, app):
+        import uvicorn
+
+        self.port = free_port()
+        self.url = f"http://{HOST}:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "ThreadServer":
+        self.thread.start()
+        wait_for(lambda: self.server.started, message="server started")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+class FakeEngine(Engine):
+    """Translates a sentence into its upper case; `gate` (set by default) holds every model call until set;
+    a sentence containing "FAIL" makes its whole batch raise. `calls` records each batch."""
+
+    name = "fake"
+
+    def __init__(self):
+        self.gate = threading.Event()
+        self.gate.set()
+        self.calls: list[list[str]] = []
+
+    def translate(self, sentences, decoding):
+        self.calls.append(list(sentences))
+        if not self.gate.wait(timeout=60):
+            raise TimeoutError("the test never opened the gate")
+        if any("FAIL" in sentence for sentence in sentences):
+            raise RuntimeError("engine failure on purpose")
+        return [sentence.upper() for sentence in sentences]

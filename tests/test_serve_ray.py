@@ -1,0 +1,46 @@
+"""`hf-seq2seq serve --ray`: the same app and batcher as a Ray Serve deployment, one local replica."""
+
+import signal
+
+import pytest
+
+pytest.importorskip("ray.serve")
+pytest.importorskip("starlette")
+
+from serve_helpers import HOST, free_port, get, post_json, start_server, wait_ready  # noqa: E402
+
+from hf_seq2seq.inference import Decoding, load_translator, translate  # noqa: E402
+
+
+def test_the_application_builder_refuses_unknown_arguments(trained):
+    from hf_seq2seq.serve_ray import build_app
+
+    with pytest.raises(ValueError, match="unknown argument 'max_batch'"):
+        build_app({"model": str(trained), "max_batch": 8})
+    with pytest.raises(ValueError, match="needs model="):
+        build_app({})
+
+
+@pytest.mark.slow
+def test_a_ray_serve_replica_answers_requests(trained, tmp_path):
+    port = free_port()
+    url = f"http://{HOST}:{port}"
+    log = tmp_path / "ray.log"
+    process = start_server(trained, port, "--ray", "--max-new-tokens", "8", log=log)
+    try:
+        wait_ready(url, process, timeout=300)
+        model, tokenizer = load_translator(trained)
+        texts = ["the cat sat on the mat .", "good morning ! how are you ?"]
+        expected = translate(model, tokenizer, texts, 1, Decoding(max_new_tokens=8), split_sentences=True)
+        assert post_json(f"{url}/translate", {"q": texts[0], "source": "en", "target": "fr"})[:2] == (
+            200,
+            {"translatedText": expected[0]},
+        )
+        assert post_json(f"{url}/translate", {"q": texts})[1] == {"translatedText": expected}
+        status, body, _ = post_json(f"{url}/translate", {"q": "the cat .", "target": "de"})
+        assert status == 400 and "unknown language pair en-de" in body["error"]
+        assert get(f"{url}/health")[1]["status"] == "ready"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        returncode = process.wait(timeout=120)
+    assert returncode == 0, log.read_text()[-3000:]
