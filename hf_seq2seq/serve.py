@@ -62,7 +62,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .inference import Decoding
+from .decoding import Decoding
 from .segmentation import Segmented, split_sentences
 
 logger = logging.getLogger(__name__)

@@ -51,7 +51,7 @@ def offline_throughput(
     engine, sentences: list[str], batch_sizes: list[int], seconds: float, decoding=None
 ) -> dict[int, float]:
     """Sentences/s of the engine's batch call at each batch size, over `seconds` each (after one warm-up)."""
-    from .inference import Decoding
+    from .decoding import Decoding
 
     decoding = decoding or Decoding()
     result = {}

@@ -22,7 +22,7 @@ from dataclasses import fields
 
 from ray import serve
 
-from .inference import Decoding
+from .decoding import Decoding
 from .serve import ServeConfig, create_app, engine_loader
 
 logger = logging.getLogger(__name__)

@@ -32,7 +32,8 @@ from serve_helpers import (  # noqa: E402
     wait_ready,
 )
 
-from hf_seq2seq.inference import Decoding, load_translator, translate  # noqa: E402
+from hf_seq2seq.decoding import Decoding  # noqa: E402
+from hf_seq2seq.inference import load_translator, translate  # noqa: E402
 from hf_seq2seq.serve import Batcher, ServeConfig, create_app, model_languages  # noqa: E402
 
 API_KEY = "test-key-1"

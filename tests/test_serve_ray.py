@@ -9,7 +9,8 @@ pytest.importorskip("starlette")
 
 from serve_helpers import HOST, free_port, get, post_json, start_server, wait_ready  # noqa: E402
 
-from hf_seq2seq.inference import Decoding, load_translator, translate  # noqa: E402
+from hf_seq2seq.decoding import Decoding  # noqa: E402
+from hf_seq2seq.inference import load_translator, translate  # noqa: E402
 
 
 def test_the_application_builder_refuses_unknown_arguments(trained):
