@@ -32,6 +32,7 @@ def test_dry_run_folder_loads_and_translates_without_the_package(dry_run):
         "tokenizer_config.json",
         "configuration_transformer_mt.py",
         "modeling_transformer_mt.py",
+        "generation_transformer_mt.py",
         "pipeline_translation.py",
         f"{hub.RESULTS_DIR}/{TRAINING_REPORT}",
     }

@@ -287,7 +287,7 @@ def test_save_and_reload_through_auto_classes(tmp_path):
 def test_saved_folder_loads_with_remote_code_without_the_package(tmp_path):
     model = tiny_model()
     model.save_pretrained(tmp_path / "model")
-    assert {"configuration_transformer_mt.py", "modeling_transformer_mt.py"} <= set(
+    assert {"configuration_transformer_mt.py", "modeling_transformer_mt.py", "generation_transformer_mt.py"} <= set(
         os.listdir(tmp_path / "model")
     )
     input_ids, attention_mask = padded_batch([5, 3])
