@@ -221,7 +221,7 @@ def translate(
         translate_batch,
         source_lang,
         max_length=trained_length(tokenizer),
-        length=lambda sentence: len(tokenizer(sentence)["input_ids"]),
+        length=lambda sentence: len(tokenizer(sentence, verbose=False)["input_ids"]),
     )
 
 
@@ -242,7 +242,7 @@ def translate_in_batches(
     """What every engine shares: `translate_batch` (which truncates to `max_source_length` tokens) runs on
     batches of sentences of similar length; blank sentences translate to "" without it; a warning names
     the sentences that are truncated. Returns the translations in the order of `sentences`."""
-    encoded = tokenizer(list(sentences), add_special_tokens=True)["input_ids"]
+    encoded = tokenizer(list(sentences), add_special_tokens=True, verbose=False)["input_ids"]
     too_long = [i for i, ids in enumerate(encoded) if len(ids) > max_source_length]
     if too_long:
         logger.warning(
@@ -313,7 +313,9 @@ def evaluate_translations(
     )
     wall_time_s = round(time.monotonic() - started, 1)
     references = [list(r) for r in references]
-    lengths = [len(ids) for ids in tokenizer(list(sources), add_special_tokens=False)["input_ids"]]
+    lengths = [
+        len(ids) for ids in tokenizer(list(sources), add_special_tokens=False, verbose=False)["input_ids"]
+    ]
     scores = score_translations(hypotheses, references)
     return {
         **scores,

@@ -1,9 +1,12 @@
 """What a newcomer sees: `hf-seq2seq --help` is quick and imports no torch, `import hf_seq2seq` is cheap and
-still registers the Auto classes."""
+still registers the Auto classes, and train / translate / evaluate / demo print no warning and no progress bar
+that a user cannot act on (captured from the real command in a fresh process)."""
 
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -110,3 +113,68 @@ def test_what_the_command_line_copies_to_avoid_torch_matches_its_source():
     assert _common.PRECISIONS == PRECISIONS
     assert export.QUANTIZATIONS == list(QUANTIZATIONS)
     assert push.DEFAULT_SENTENCE == hub.DEFAULT_SENTENCE
+
+
+@pytest.fixture(scope="module")
+def model_dir(trained, tmp_path_factory) -> Path:
+    """The tiny trained folder with 64 positions, twice its tokenizer's `model_max_length` (32, the longest
+    source of training), as in real runs (48 and 255): a 40-token input fits the model, is longer than
+    training's sources, and is what made transformers warn."""
+    folder = tmp_path_factory.mktemp("quiet") / "model"
+    shutil.copytree(trained, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["max_position_embeddings"] = 64  # the sinusoidal table is rebuilt at load, not saved
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_translate_prints_only_the_translation(model_dir):
+    done = hf_seq2seq("translate", str(model_dir), LONG_TEXT, "how are you ?")
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 2
+    assert done.stderr == ""
+
+
+def test_evaluate_prints_no_warning(model_dir, tmp_path):
+    (tmp_path / "src.en").write_text(f"{' '.join(LONG_TEXT.split()[:40])}\nhow are you ?\n")
+    (tmp_path / "ref.fr").write_text("le chat est sur le tapis\ncomment allez vous ?\n")
+    done = hf_seq2seq(
+        "evaluate", str(model_dir), "--src-file", str(tmp_path / "src.en"),
+        "--ref-file", str(tmp_path / "ref.fr"), "--output-dir", str(tmp_path / "eval"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "BLEU" in done.stdout
+    assert unwanted(done.stdout + done.stderr) == []
+
+
+def test_a_training_run_prints_no_warning(synthetic_fra_txt, tmp_path):
+    done = hf_seq2seq(
+        "train", "--preset", "tiny", "--data_path", str(synthetic_fra_txt), "--output_dir", str(tmp_path / "run"),
+        "--max_train_samples", "64", "--max_eval_samples", "8", "--max_test_samples", "8",
+        "--per_device_train_batch_size", "16", "--max_steps", "4", "--eval_steps", "4", "--save_steps", "4",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "test BLEU" in done.stdout
+    assert unwanted(done.stdout + done.stderr) == []
+
+
+def test_the_demo_prints_where_it_serves_and_nothing_else(model_dir):
+    pytest.importorskip("gradio")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hf_seq2seq", "demo", str(model_dir), "--port", str(port)],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first_line = process.stdout.readline()  # blocks until the server is up (or the process ends)
+    finally:
+        process.terminate()
+        out, err = process.communicate(timeout=60)
+    assert f"http://127.0.0.1:{port}" in first_line and "Ctrl+C" in first_line, first_line + out + err
+    assert unwanted(first_line + out + err) == []
