@@ -3,28 +3,43 @@
 Importing the package registers the model with `AutoConfig`, `AutoModel` and `AutoModelForSeq2SeqLM`, and
 marks the classes for auto-class export, so `save_pretrained` writes the configuration/modeling code and
 `auto_map` and the folder loads anywhere with `trust_remote_code=True`.
+
+The import itself is cheap (no torch, no transformers: `hf-seq2seq --help` imports this package): the model
+classes below load on first use, and the registration happens as soon as transformers' Auto classes are
+imported, before they can be used (`hf_seq2seq._registration`).
 """
 
-from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+import importlib
 
-from .configuration_transformer_mt import TransformerMTConfig
-from .modeling_transformer_mt import (
-    TransformerMTForConditionalGeneration,
-    TransformerMTModel,
-    TransformerMTPreTrainedModel,
-)
+from . import _registration
+from ._registration import register_auto_classes
 
-AutoConfig.register(TransformerMTConfig.model_type, TransformerMTConfig, exist_ok=True)
-AutoModel.register(TransformerMTConfig, TransformerMTModel, exist_ok=True)
-AutoModelForSeq2SeqLM.register(TransformerMTConfig, TransformerMTForConditionalGeneration, exist_ok=True)
+_LAZY = {
+    "TransformerMTConfig": "configuration_transformer_mt",
+    "TransformerMTForConditionalGeneration": "modeling_transformer_mt",
+    "TransformerMTModel": "modeling_transformer_mt",
+    "TransformerMTPreTrainedModel": "modeling_transformer_mt",
+}
 
-TransformerMTConfig.register_for_auto_class()
-TransformerMTModel.register_for_auto_class("AutoModel")
-TransformerMTForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+_registration.install()
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "TransformerMTConfig",
     "TransformerMTForConditionalGeneration",
     "TransformerMTModel",
     "TransformerMTPreTrainedModel",
+    "register_auto_classes",
 ]

@@ -81,7 +81,7 @@ def translate_in_batches(
     """What every engine shares: `translate_batch` (which truncates to `max_source_length` tokens) runs on
     batches of sentences of similar length; blank sentences translate to "" without it; a warning names
     the sentences that are truncated. Returns the translations in the order of `sentences`."""
-    encoded = tokenizer(list(sentences), add_special_tokens=True)["input_ids"]
+    encoded = tokenizer(list(sentences), add_special_tokens=True, verbose=False)["input_ids"]
     too_long = [i for i, ids in enumerate(encoded) if len(ids) > max_source_length]
     if too_long:
         logger.warning(

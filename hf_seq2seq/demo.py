@@ -128,7 +128,7 @@ def cross_attention_image(
     limit = model.config.max_position_embeddings
     input_ids = tokenizer(source, return_tensors="pt", truncation=True, max_length=limit)["input_ids"]
     start = model.generation_config.decoder_start_token_id
-    target_ids = [start] + tokenizer(translation)["input_ids"][: limit - 1]
+    target_ids = [start] + tokenizer(translation, verbose=False)["input_ids"][: limit - 1]
     decoder_input_ids = torch.tensor([target_ids])  # (1, T)
     weights = model_attentions(
         model,
@@ -172,7 +172,7 @@ def answer(
             )
             text = text[:MAX_INPUT_CHARS]
         limit = model.config.max_position_embeddings
-        length = len(tokenizer(text)["input_ids"])
+        length = len(tokenizer(text, verbose=False)["input_ids"])
         if length > limit:
             warnings.append(
                 f"⚠️ The text has {length} tokens, more than the {limit} the model reads at once: it was "
@@ -259,7 +259,12 @@ def launch_demo(
     also opens a public gradio.live link. With `block=False` it returns while the server runs in a thread."""
     demo = build_demo(model, reports=reports, trust_remote_code=trust_remote_code)
     demo.queue(default_concurrency_limit=1)  # one model, one request at a time
-    demo.launch(server_port=port, share=share, prevent_thread_lock=not block, quiet=not block)
+    # quiet: Gradio's own lines point at `launch(share=True)`, which a command-line user cannot act on
+    demo.launch(server_port=port, share=share, prevent_thread_lock=True, quiet=True)
+    if block:
+        public = f" and {demo.share_url} (public, 72 hours)" if demo.share_url else ""
+        print(f"Serving {model} on {demo.local_url}{public}; press Ctrl+C to stop", flush=True)
+        demo.block_thread()
     return demo
 
 

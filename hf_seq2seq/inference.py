@@ -157,7 +157,7 @@ def translate(
         translate_batch,
         source_lang,
         max_length=trained_length(tokenizer),
-        length=lambda sentence: len(tokenizer(sentence)["input_ids"]),
+        length=lambda sentence: len(tokenizer(sentence, verbose=False)["input_ids"]),
     )
 
 
@@ -222,7 +222,9 @@ def evaluate_translations(
     )
     wall_time_s = round(time.monotonic() - started, 1)
     references = [list(r) for r in references]
-    lengths = [len(ids) for ids in tokenizer(list(sources), add_special_tokens=False)["input_ids"]]
+    lengths = [
+        len(ids) for ids in tokenizer(list(sources), add_special_tokens=False, verbose=False)["input_ids"]
+    ]
     scores = score_translations(hypotheses, references)
     return {
         **scores,

@@ -116,7 +116,9 @@ def attention_maps(
     """
     if not sentence.strip():
         raise ValueError("the sentence is empty or whitespace: pass the source text to translate")
-    input_ids = tokenizer(sentence, return_tensors="pt")["input_ids"].to(model.device)  # (1, S)
+    # verbose=False: no "longer than the maximum" warning (the tokenizer's model_max_length is training's length)
+    encoded = tokenizer(sentence, return_tensors="pt", verbose=False)
+    input_ids = encoded["input_ids"].to(model.device)  # (1, S)
     if input_ids.shape[1] == 0:
         raise ValueError(
             f"the tokenizer produced no tokens for {sentence!r}: pass text in the source language"

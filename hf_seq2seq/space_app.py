@@ -45,7 +45,7 @@ def translate(text: str, method: str, beams: float):
         batch = tokenizer(text[:2000], return_tensors="pt", truncation=True, max_length=LIMIT)
         note = (
             "⚠️ The text was cut to the model's maximum length."
-            if len(tokenizer(text)["input_ids"]) > LIMIT
+            if len(tokenizer(text, verbose=False)["input_ids"]) > LIMIT
             else ""
         )
         started = time.perf_counter()

@@ -147,7 +147,9 @@ def _tokenize_split(
         return {**encoded, "labels": labels["input_ids"]}
 
     removed = [c for c in columns if c not in keep_columns]
-    return dataset.map(encode, batched=True, remove_columns=removed)
+    # an in-memory split shows a bar: name it (a stream is tokenized as it is read, with no bar and no `desc`)
+    label = {"desc": "tokenizing"} if hasattr(dataset, "cache_files") else {}
+    return dataset.map(encode, batched=True, remove_columns=removed, **label)
 
 
 def tokenize_dataset(

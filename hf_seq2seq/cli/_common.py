@@ -19,6 +19,22 @@ def setup_logging() -> None:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
 
 
+def quiet_transformers() -> None:
+    """What a verb calls once its arguments are parsed: no transformers progress bar ("Loading weights",
+    "Writing model shards": a 30 MB model loads and saves in well under a second, so they only clutter the
+    output). Progress bars that tell the user something stay: the Trainer's, `translating` over a file, and
+    huggingface_hub's downloads and uploads (transformers' switch turns those off too, so they are turned
+    back on unless they were off already, e.g. through HF_HUB_DISABLE_PROGRESS_BARS). For the command line
+    only: library code leaves the switches alone."""
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    hub_bars_off = are_progress_bars_disabled()
+    transformers_logging.disable_progress_bar()
+    if not hub_bars_off:
+        enable_progress_bars()
+
+
 def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
     """--num-beams, --length-penalty, --max-new-tokens, --no-repeat-ngram-size (unset ones keep the model's
     generation_config.json), --compile."""
@@ -65,11 +81,12 @@ def add_engine_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
+SIZES = ("cpu", "large")  # hf_seq2seq.benchmark.SIZES, without importing torch for --help
+
+
 def add_size_argument(p: argparse.ArgumentParser, flag: str, default: str, help: str | None = None) -> None:
     """A model-size flag of the measuring verbs: one of `hf_seq2seq.benchmark.SIZES`."""
-    from ..benchmark import SIZES
-
-    p.add_argument(flag, choices=sorted(SIZES), default=default, help=help)
+    p.add_argument(flag, choices=SIZES, default=default, help=help)
 
 
 def add_measuring_arguments(p: argparse.ArgumentParser) -> None:

@@ -1,8 +1,6 @@
 """`hf-seq2seq average`: the mean of the weights of several checkpoints, saved as a model folder."""
 
-from ..averaging import average_checkpoints
-from ..folder import checkpoint_folders
-from ._common import parser
+from ._common import parser, quiet_transformers
 
 
 def build_parser():
@@ -23,6 +21,10 @@ def build_parser():
 def main(argv: list[str] | None = None):
     p = build_parser()
     args = p.parse_args(argv)
+    quiet_transformers()
+    from ..averaging import average_checkpoints
+    from ..folder import checkpoint_folders
+
     folders = args.folders
     if args.last is not None:
         if len(folders) != 1:

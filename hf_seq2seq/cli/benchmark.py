@@ -1,12 +1,6 @@
 """`hf-seq2seq benchmark`: speed and memory of this model against MarianMTModel at identical sizes."""
 
-from ..benchmark import (
-    format_ctranslate2_table,
-    format_table,
-    run_benchmark,
-    run_ctranslate2_benchmark,
-)
-from ._common import add_measuring_arguments, add_size_argument, parser, print_result
+from ._common import add_measuring_arguments, add_size_argument, parser, print_result, quiet_transformers
 
 DTYPES = ["fp32", "bf16", "fp16"]
 # --quick: one timed pass, one latency run, 3 new tokens, batches of QUICK_BATCH_SIZE sentences, no memory
@@ -67,6 +61,14 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    quiet_transformers()
+    from ..benchmark import (
+        format_ctranslate2_table,
+        format_table,
+        run_benchmark,
+        run_ctranslate2_benchmark,
+    )
+
     settings = QUICK if args.quick else dict(repeats=args.repeats, latency_runs=args.latency_runs)
     if args.ctranslate2:
         if args.quick:

@@ -1,9 +1,9 @@
 """`hf-seq2seq demo`: try a model in the browser (a local Gradio app)."""
 
+import logging
 import warnings
 
-from ..demo import launch_demo
-from ._common import parser, setup_logging
+from ._common import parser, quiet_transformers, setup_logging
 
 
 def build_parser():
@@ -31,6 +31,10 @@ def build_parser():
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging()
+    quiet_transformers()
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own requests to its server, at INFO
+    from ..demo import launch_demo
+
     # gradio's queue calls pandas options that pandas 3 deprecates: a warning per request, nothing to act on
     warnings.filterwarnings("ignore", module="gradio.queueing")
     launch_demo(

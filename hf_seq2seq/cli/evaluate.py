@@ -2,13 +2,13 @@
 
 import json
 
-from ..inference import evaluate_folder
 from ._common import (
     add_decoding_arguments,
     add_engine_argument,
     add_precision_argument,
     decoding_from,
     parser,
+    quiet_transformers,
     setup_logging,
 )
 
@@ -66,6 +66,9 @@ def format_buckets(buckets: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     setup_logging()
+    quiet_transformers()
+    from ..inference import evaluate_folder
+
     report = evaluate_folder(
         args.model,
         args.output_dir,

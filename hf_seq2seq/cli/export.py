@@ -1,6 +1,6 @@
 """`hf-seq2seq export`: convert a saved model folder for another inference engine (CTranslate2)."""
 
-from ._common import parser
+from ._common import parser, quiet_transformers
 
 QUANTIZATIONS = ["int8", "int8_float32", "bfloat16", "float32"]  # hf_seq2seq.export.QUANTIZATIONS
 
@@ -28,6 +28,7 @@ def build_parser():
 
 def main(argv: list[str] | None = None):
     args = build_parser().parse_args(argv)
+    quiet_transformers()
     from ..export import export_ctranslate2
 
     path = export_ctranslate2(args.model, args.output_dir, quantization=args.quantization, force=args.force)

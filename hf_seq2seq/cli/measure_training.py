@@ -1,8 +1,7 @@
 """`hf-seq2seq measure-training`: peak memory with and without gradient checkpointing, tokens/s with and
 without torch.compile, for this model's training step."""
 
-from ..benchmark import format_training_options, measure_training_options
-from ._common import add_measuring_arguments, add_size_argument, parser, print_result
+from ._common import add_measuring_arguments, add_size_argument, parser, print_result, quiet_transformers
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -18,6 +17,9 @@ def main(argv: list[str] | None = None) -> dict:
     args_parser.add_argument("--compile-batches", type=int, default=8, help="batches per timed pass")
     add_measuring_arguments(args_parser)
     args = args_parser.parse_args(argv)
+    quiet_transformers()
+    from ..benchmark import format_training_options, measure_training_options
+
     result = measure_training_options(
         memory_size=args.memory_size,
         memory_batch_size=args.memory_batch_size,

@@ -1,7 +1,6 @@
 """`hf-seq2seq plot-attention`: the attention maps of one translation, as PNG grids (layer x head)."""
 
-from ..plotting import plot_checkpoint_attention
-from ._common import parser
+from ._common import parser, quiet_transformers
 
 
 def build_parser():
@@ -23,6 +22,9 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> list:
     args = build_parser().parse_args(argv)
+    quiet_transformers()
+    from ..plotting import plot_checkpoint_attention
+
     paths = plot_checkpoint_attention(
         args.model,
         args.sentence,

@@ -1,6 +1,5 @@
 """`hf-seq2seq plot-training`: training/validation loss, learning rate and validation BLEU of a run."""
 
-from ..plotting import plot_training_curves
 from ._common import parser
 
 
@@ -17,6 +16,8 @@ def build_parser():
 
 def main(argv: list[str] | None = None):
     args = build_parser().parse_args(argv)
+    from ..plotting import plot_training_curves
+
     path = plot_training_curves(args.run, args.out)
     print(path)
     return path

@@ -2,10 +2,9 @@
 
 import sys
 
-from .. import hub
-from ..folder import ModelFolderError
-from ..report import ReportError
-from ._common import parser
+from ._common import parser, quiet_transformers
+
+DEFAULT_SENTENCE = "How are you?"  # hf_seq2seq.hub.DEFAULT_SENTENCE, without importing torch for --help
 
 
 def build_parser():
@@ -34,9 +33,7 @@ def build_parser():
     p.add_argument("--private", action="store_true", help="create the repo as private (new repos only)")
     p.add_argument("--token", help="Hub token (default: HF_TOKEN or the `hf auth login` token)")
     p.add_argument("--commit-message", help="default: 'Upload <repo>: BLEU x, chrF y (<test set>)'")
-    p.add_argument(
-        "--sentence", default=hub.DEFAULT_SENTENCE, help="sentence translated to validate the folder"
-    )
+    p.add_argument("--sentence", default=DEFAULT_SENTENCE, help="sentence translated to validate the folder")
     p.add_argument(
         "--with-ctranslate2",
         nargs="?",
@@ -57,6 +54,11 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    quiet_transformers()
+    from .. import hub
+    from ..folder import ModelFolderError
+    from ..report import ReportError
+
     try:
         result = hub.push_to_hub(
             args.trained_dir,

@@ -7,7 +7,7 @@ import os
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
 from ..training import PRESETS, DataArguments, FinalArguments, ModelArguments, run
-from ._common import setup_logging
+from ._common import quiet_transformers, setup_logging
 
 EXAMPLES = """examples:
   hf-seq2seq train --preset cpu                      # ~23 min on 2 CPU cores, fra-eng, into runs/cpu
@@ -39,6 +39,7 @@ def parse_args(
 def main(argv: list[str] | None = None) -> dict:
     setup_logging()
     model_args, data_args, training_args, final_args = parse_args(argv)
+    quiet_transformers()
     os.makedirs(training_args.output_dir, exist_ok=True)
     results = run(model_args, data_args, training_args, final_args)
     if "bleu" in results:

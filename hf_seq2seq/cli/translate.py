@@ -2,13 +2,13 @@
 
 import sys
 
-from ..inference import load_translator, read_lines, set_precision, translate
 from ._common import (
     add_decoding_arguments,
     add_engine_argument,
     add_precision_argument,
     decoding_from,
     parser,
+    quiet_transformers,
 )
 
 
@@ -37,6 +37,9 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> list[str]:
     args = build_parser().parse_intermixed_args(argv)  # options may come after the sentences
+    quiet_transformers()
+    from ..inference import load_translator, read_lines, set_precision, translate
+
     if args.sentences:
         sentences = args.sentences
     elif args.input_file:
