@@ -1,0 +1,218 @@
+"""The ONNX export: the layout and names transformers.js and Optimum load, the same greedy and beam tokens as
+`generate()` on ONNX Runtime, int8 graphs, the refusal of other folders, and the command."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoTokenizer, MarianConfig, MarianMTModel
+
+from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq.cli import main as cli
+from hf_seq2seq.folder import save_model_folder
+from hf_seq2seq.tokenization import train_tokenizer
+from hf_seq2seq.training import greedy_generation_config
+
+pytest.importorskip("onnxruntime")
+import onnx  # noqa: E402
+import onnxruntime  # noqa: E402
+
+from hf_seq2seq.onnx_export import (  # noqa: E402
+    PRECISIONS,
+    OnnxExportError,
+    cache_names,
+    export_onnx,
+    load_onnx_model,
+)
+
+CORPUS = [
+    "the cat sat on the mat .",
+    "le chat est assis sur le tapis .",
+    "where is the dog ?",
+    "où est le chien ?",
+    "i like green apples and red cheese .",
+    "j'aime les pommes vertes et le fromage rouge .",
+]
+SOURCES = [
+    "the cat sat on the mat .",
+    "where is the dog ?",
+    "i like green apples and red cheese . where ?",
+    "dog",
+]
+LAYERS, HEADS, D_MODEL = 2, 4, 32
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(CORPUS * 20, vocab_size=120, model_max_length=16)
+
+
+def save_random_model(tokenizer, folder, normalize_before=False):
+    """A random model whose outputs differ from token to token (weights larger than the init's)."""
+    config = TransformerMTConfig(
+        vocab_size=len(tokenizer), d_model=D_MODEL, encoder_layers=LAYERS, decoder_layers=LAYERS,
+        encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_ffn_dim=64, decoder_ffn_dim=64,
+        max_position_embeddings=64, normalize_before=normalize_before, pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = TransformerMTForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(3.0)
+    model.generation_config = greedy_generation_config(model, (1.5, 4))
+    return save_model_folder(model, tokenizer, folder)
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["post-norm", "pre-norm"])
+def exported(request, tokenizer, tmp_path_factory):
+    """(model folder, its ONNX export with int8 graphs)."""
+    root = tmp_path_factory.mktemp("onnx")
+    folder = save_random_model(tokenizer, root / "model", normalize_before=request.param)
+    return folder, export_onnx(folder, root / "export", quantize="int8")
+
+
+def generated(model, tokenizer, **kwargs) -> torch.Tensor:
+    inputs = tokenizer(SOURCES, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        return model.generate(**inputs, max_new_tokens=12, **kwargs)
+
+
+def op_types(graph) -> set[str]:
+    """The operators of `graph` and of its subgraphs (the merged decoder's `If` branches)."""
+    types = set()
+    for node in graph.node:
+        types.add(node.op_type)
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                types |= op_types(attribute.g)
+    return types
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_onnx_runtime_generates_the_tokens_of_generate(exported, tokenizer, num_beams):
+    folder, export = exported
+    model = TransformerMTForConditionalGeneration.from_pretrained(folder).eval()
+    onnx_model = load_onnx_model(export)
+    expected = generated(model, tokenizer, num_beams=num_beams)
+    assert expected.shape[1] > 5  # translations of several tokens, padded batch: a real comparison
+    torch.testing.assert_close(
+        generated(onnx_model, tokenizer, num_beams=num_beams), expected, rtol=0, atol=0
+    )
+
+
+def test_int8_graphs_have_int8_matmuls_and_translate(exported, tokenizer):
+    _, export = exported
+    for name in ("encoder_model", "decoder_model_merged"):
+        assert "MatMulInteger" in op_types(onnx.load(export / "onnx" / f"{name}_quantized.onnx").graph), name
+        assert "MatMulInteger" not in op_types(onnx.load(export / "onnx" / f"{name}.onnx").graph), name
+    inputs = tokenizer(SOURCES, return_tensors="pt", padding=True)
+    start = torch.zeros(len(SOURCES), 1, dtype=torch.long)
+    fp32, int8 = (
+        load_onnx_model(export, precision)(**inputs, decoder_input_ids=start).logits
+        for precision in PRECISIONS
+    )
+    # the same model, quantized (coarsely: random weights scaled x3 make large activations; the trained
+    # model's int8 BLEU is measured in docs/onnx.md)
+    assert np.corrcoef(fp32.flatten(), int8.flatten())[0, 1] > 0.5
+    assert generated(load_onnx_model(export, "int8"), tokenizer).shape[0] == len(SOURCES)
+
+
+def test_export_has_the_layout_and_names_that_transformers_js_and_optimum_load(exported):
+    folder, export = exported
+    source = json.loads((folder / "config.json").read_text())
+    config = json.loads((export / "config.json").read_text())
+    assert config["model_type"] == "marian" and config["hf_seq2seq"]["model_type"] == "transformer_mt"
+    marian = MarianConfig.from_pretrained(export)
+    for name in (
+        "d_model",
+        "decoder_layers",
+        "decoder_attention_heads",
+        "vocab_size",
+        "decoder_start_token_id",
+    ):
+        assert getattr(marian, name) == source[name], name
+    assert AutoTokenizer.from_pretrained(export)("the cat")["input_ids"]
+    assert (
+        json.loads((export / "tokenizer_config.json").read_text())["tokenizer_class"]
+        == "PreTrainedTokenizerFast"
+    )
+    assert json.loads((export / "generation_config.json").read_text())["max_length_a"] == 1.5
+
+    encoder = onnxruntime.InferenceSession(str(export / "onnx" / "encoder_model.onnx"))
+    assert [i.name for i in encoder.get_inputs()] == ["input_ids", "attention_mask"]
+    assert [o.name for o in encoder.get_outputs()] == ["last_hidden_state"]
+    decoder = onnxruntime.InferenceSession(str(export / "onnx" / "decoder_model_merged.onnx"))
+    inputs = {i.name: i.shape for i in decoder.get_inputs()}
+    assert list(inputs) == [
+        "encoder_attention_mask", "input_ids", "encoder_hidden_states",
+        *cache_names("past_key_values", LAYERS), "use_cache_branch",
+    ]  # fmt: skip
+    # transformers.js makes the first step's empty past from these shapes: "batch_size" is the batch, any other
+    # name 0, numbers as they are
+    assert inputs["past_key_values.0.decoder.key"] == ["batch_size", HEADS, "past_decoder_sequence_length", 8]
+    assert inputs["past_key_values.1.encoder.value"] == [
+        "batch_size",
+        HEADS,
+        "encoder_sequence_length_out",
+        8,
+    ]
+    assert [o.name for o in decoder.get_outputs()] == ["logits", *cache_names("present", LAYERS)]
+
+
+def test_first_step_and_later_steps_of_the_merged_decoder(exported, tokenizer):
+    """Fed as transformers.js feeds it: an empty past and `use_cache_branch` false, then the presents back."""
+    folder, export = exported
+    model = TransformerMTForConditionalGeneration.from_pretrained(folder).eval()
+    inputs = tokenizer(SOURCES, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        states = model.get_encoder()(**inputs).last_hidden_state
+        start = torch.full((len(SOURCES), 1), model.config.decoder_start_token_id)
+        first = model(
+            attention_mask=inputs["attention_mask"], encoder_outputs=(states,), decoder_input_ids=start
+        )
+        step = first.logits.argmax(-1)
+        later = model(
+            attention_mask=inputs["attention_mask"], encoder_outputs=(states,), decoder_input_ids=step,
+            past_key_values=first.past_key_values,
+        )  # fmt: skip
+    decoder = onnxruntime.InferenceSession(str(export / "onnx" / "decoder_model_merged.onnx"))
+    feeds = {
+        "encoder_attention_mask": inputs["attention_mask"].numpy(),
+        "input_ids": start.numpy(),
+        "encoder_hidden_states": states.numpy(),
+        "use_cache_branch": np.array([False]),
+    } | {
+        name: np.zeros((len(SOURCES), HEADS, 0, 8), np.float32)
+        for name in cache_names("past_key_values", LAYERS)
+    }
+    logits, *presents = decoder.run(None, feeds)
+    np.testing.assert_allclose(logits, first.logits.numpy(), atol=1e-4, rtol=1e-4)
+    assert presents[0].shape[2] == 1 and presents[2].shape[2] == states.shape[1]
+    feeds |= dict(zip(cache_names("past_key_values", LAYERS), presents, strict=True))
+    feeds |= {"input_ids": step.numpy(), "use_cache_branch": np.array([True])}
+    logits, *presents = decoder.run(None, feeds)
+    np.testing.assert_allclose(logits, later.logits.numpy(), atol=1e-4, rtol=1e-4)
+    assert presents[0].shape[2] == 2
+
+
+def test_refuses_other_models_and_an_existing_folder(tokenizer, tmp_path, exported):
+    config = MarianConfig(
+        vocab_size=len(tokenizer), d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=32,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    marian = tmp_path / "marian"
+    MarianMTModel(config).save_pretrained(marian)
+    tokenizer.save_pretrained(marian)
+    with pytest.raises(OnnxExportError, match="holds a 'marian' model"):
+        export_onnx(marian, tmp_path / "out")
+    folder, export = exported
+    with pytest.raises(OnnxExportError, match="exists"):
+        export_onnx(folder, export)
+    with pytest.raises(OnnxExportError, match="not an export"):
+        load_onnx_model(folder)
+    with pytest.raises(SystemExit):
+        cli(["export", "onnx", str(folder), str(tmp_path / "x"), "--quantization", "int8"])
