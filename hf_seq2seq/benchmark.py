@@ -541,7 +541,7 @@ def run_ctranslate2_benchmark(
 
     from .data import load_named_dataset
     from .export import CTranslate2Translator, export_ctranslate2
-    from .inference import load_model_and_tokenizer, translate
+    from .inference import TorchTranslator, load_model_and_tokenizer, translate
     from .metrics import score_translations
 
     model, tokenizer = load_model_and_tokenizer(model_dir, device="cpu")
@@ -554,10 +554,9 @@ def run_ctranslate2_benchmark(
         exports = {
             q: export_ctranslate2(model_dir, f"{tmp}/{q}", quantization=q) for q in ("float32", "int8")
         }
-        hypotheses = {"generate": translate(model, tokenizer, sources, batch_size)}
+        hypotheses = {"generate": translate(TorchTranslator(model, tokenizer), sources, batch_size)}
         for q, folder in exports.items():
-            translator = CTranslate2Translator(folder)
-            hypotheses[q] = translate(translator, tokenizer, sources, batch_size)
+            hypotheses[q] = translate(CTranslate2Translator(folder), sources, batch_size)
         quality = {
             name: {
                 "bleu": score_translations(hyps, references)["bleu"],

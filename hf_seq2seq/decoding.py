@@ -1,8 +1,8 @@
-"""How translations are decoded, shared by both engines: the `Decoding` settings, `generate()`'s compile
+"""How translations are decoded, shared by every engine: the `Decoding` settings, `generate()`'s compile
 config, and the batching of sentences by length (`translate_in_batches`).
 
-`hf_seq2seq.inference` (the torch engine) and `hf_seq2seq.export` (the CTranslate2 engine) both import this
-module; it imports neither.
+`hf_seq2seq.translator` (the engines' interface), `hf_seq2seq.inference` (the torch engine) and
+`hf_seq2seq.export` (the CTranslate2 engine) import this module; it imports none of them.
 """
 
 import logging
@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from tqdm.auto import tqdm
-from transformers import CompileConfig, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import CompileConfig, PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +55,9 @@ class Decoding:
             kwargs |= {"cache_implementation": "static", "compile_config": compile_config()}
         return kwargs
 
-    def settings(self, model: PreTrainedModel) -> dict:
-        """What was used, for a report: the saved values with this object's overrides."""
+    def settings(self, model) -> dict:
+        """What was used, for a report: the saved values of `model.generation_config` (a model's or a
+        `hf_seq2seq.translator.Translator`'s) with this object's overrides."""
         config = model.generation_config
         settings = {
             "num_beams": config.num_beams,

@@ -27,12 +27,14 @@ from PIL import Image
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from .decoding import Decoding
-from .inference import load_model_and_tokenizer, translate
+from .inference import TorchTranslator, load_model_and_tokenizer, translate
 from .plotting import attention_figure, model_attentions
 from .report import EVAL_REPORT, TRAINING_REPORT, EvalReport, ReportError
 
 if TYPE_CHECKING:
     import gradio as gr
+
+    from .translator import Translator
 
 logger = logging.getLogger(__name__)
 
@@ -153,14 +155,14 @@ def cross_attention_image(
 
 
 def answer(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
+    translator: Translator,
     text: str,
     method: str = GREEDY,
     beams: int = 4,
     every_head: bool = False,
 ) -> DemoReply:
-    """One request of the app: translate `text` and draw its cross-attention; never raises."""
+    """One request of the app: translate `text` with `translator` and draw its cross-attention (where the
+    translator has the network itself, `.model`: the torch engine); never raises."""
     text = (text or "").strip()
     if not text:
         return DemoReply("", None, EMPTY_HINT, "")
@@ -171,7 +173,8 @@ def answer(
                 f"⚠️ The text has {len(text):,} characters; only the first {MAX_INPUT_CHARS:,} were translated."
             )
             text = text[:MAX_INPUT_CHARS]
-        limit = model.config.max_position_embeddings
+        model, tokenizer = getattr(translator, "model", None), translator.tokenizer
+        limit = translator.max_source_length
         length = len(tokenizer(text, verbose=False)["input_ids"])
         if length > limit:
             warnings.append(
@@ -180,13 +183,14 @@ def answer(
             )
         decoding = Decoding(num_beams=1 if method == GREEDY else int(beams))
         started = time.perf_counter()
-        (translation,) = translate(model, tokenizer, [text], decoding=decoding, split_sentences=True)
+        (translation,) = translate(translator, [text], decoding=decoding, split_sentences=True)
         elapsed_ms = (time.perf_counter() - started) * 1000
         how = GREEDY if decoding.num_beams == 1 else f"{BEAM}, {decoding.num_beams} beams"
-        timing = f"Decoded in **{elapsed_ms:,.0f} ms** ({how}, on {model.device.type})"
+        where = model.device.type if model is not None else translator.engine
+        timing = f"Decoded in **{elapsed_ms:,.0f} ms** ({how}, on {where})"
         image = (
             cross_attention_image(model, tokenizer, text, translation, every_head)
-            if length <= limit and translation
+            if model is not None and length <= limit and translation
             else None
         )
         return DemoReply(translation, image, "\n\n".join(warnings), timing)
@@ -210,12 +214,14 @@ def build_demo(
         raise ImportError('the demo needs gradio: pip install "hf_seq2seq[demo]"') from error
 
     folder = resolve_model(model)
-    loaded, tokenizer = load_model_and_tokenizer(folder, device=device, trust_remote_code=trust_remote_code)
-    saved_beams = loaded.generation_config.num_beams or 1
+    translator = TorchTranslator(
+        *load_model_and_tokenizer(folder, device=device, trust_remote_code=trust_remote_code)
+    )
+    saved_beams = translator.generation_config.num_beams or 1
     name = str(model)
     with gr.Blocks(title=f"{name}: English → French", analytics_enabled=False) as demo:
         gr.Markdown(
-            f"# English → French\nModel `{name}` ({loaded.num_parameters() / 1e6:.1f}M parameters), "
+            f"# English → French\nModel `{name}` ({translator.parameters / 1e6:.1f}M parameters), "
             "a Transformer trained from scratch with hf_seq2seq.",
         )
         gr.Markdown(scores_markdown(find_reports(folder, reports)), elem_id="scores")
@@ -239,7 +245,7 @@ def build_demo(
         gr.Examples(list(examples), inputs=source, label="Examples")
 
         def respond(text: str, method: str, beams: float, every_head: bool):
-            return tuple(answer(loaded, tokenizer, text, method, int(beams), every_head))
+            return tuple(answer(translator, text, method, int(beams), every_head))
 
         inputs, outputs = [source, method, beams, every_head], [target, attention, message, timing]
         button.click(respond, inputs, outputs)

@@ -38,6 +38,7 @@ from .configuration_transformer_mt import TransformerMTConfig
 from .decoding import Decoding, translate_in_batches
 from .folder import TOKENIZER_FILES, check_model_folder
 from .generation_transformer_mt import length_rule_limit
+from .translator import Translator
 
 EXPORT_FILE = "hf_seq2seq_export.json"
 QUANTIZATIONS = ("int8", "int8_float32", "bfloat16", "float32")
@@ -227,13 +228,18 @@ def new_token_limit(generation_config: GenerationConfig, source_length: int, dec
     return config.max_new_tokens if config.max_new_tokens is not None else saved(config, "max_length") - 1
 
 
-class CTranslate2Translator:
-    """An export of :func:`export_ctranslate2`, loaded: a `ctranslate2.Translator`, the tokenizer, and the
-    saved decoding. Use it through `hf_seq2seq.inference.translate` / `evaluate_translations` in place of a
-    model (they call :meth:`translate_sentences`), or call that directly.
+class CTranslate2Translator(Translator):
+    """The CTranslate2 engine (a `hf_seq2seq.translator.Translator`): an export of :func:`export_ctranslate2`,
+    loaded: a `ctranslate2.Translator` (`.translator`), the tokenizer, the saved decoding, and the export's
+    facts (`.metadata`: model type, longest source, parameters, quantization). Use it through
+    `hf_seq2seq.inference.translate` / `evaluate_translations`, or call :meth:`translate_sentences`.
 
-    `compute_type` "default" keeps the exported weight type; `intra_threads` 0 lets CTranslate2 choose.
+    Its `precision` is the export's quantization: `precision` None keeps it, any other value must name it
+    (a ValueError otherwise: another weight type is another export). `compute_type` "default" keeps the
+    exported weight type; `intra_threads` 0 lets CTranslate2 choose.
     """
+
+    engine = "ctranslate2"
 
     def __init__(
         self,
@@ -242,6 +248,7 @@ class CTranslate2Translator:
         compute_type: str = "default",
         intra_threads: int = 0,
         inter_threads: int = 1,
+        precision: str | None = None,
     ):
         export_dir = Path(export_dir)
         metadata_file = export_dir / EXPORT_FILE
@@ -251,6 +258,14 @@ class CTranslate2Translator:
             )
         self.export_dir = export_dir
         self.metadata = json.loads(metadata_file.read_text(encoding="utf-8"))
+        self.precision = self.metadata["quantization"]
+        if precision is not None and precision != self.precision:
+            raise ValueError(
+                f"{export_dir} is a CTranslate2 export with {self.precision} weights, which it keeps; for "
+                f"precision {precision!r} export again (`hf-seq2seq export ctranslate2 --quantization ...`) or "
+                "use the torch engine"
+            )
+        self.parameters = self.metadata["parameters"]
         self.translator = ctranslate2.Translator(
             str(export_dir),
             device=device,
@@ -273,8 +288,8 @@ class CTranslate2Translator:
         max_source_length: int | None = None,
         progress: bool = False,
     ) -> list[str]:
-        """Translations of `sentences`, as `hf_seq2seq.inference.translate` without sentence splitting: the
-        same batches, empty lines, truncation and length limit, the saved decoding unless `decoding` says."""
+        """Translations of `sentences` (`Translator.translate_sentences`): the same batches, blank lines,
+        truncation and length limit as the torch engine, the saved decoding unless `decoding` says."""
         decoding = decoding or Decoding()
         if decoding.compile:
             raise ValueError("compiled decoding (--compile) is for the torch engine; CTranslate2 has its own")
@@ -311,6 +326,5 @@ class CTranslate2Translator:
             self.tokenizer, sentences, batch_size, max_source_length, translate_batch, progress
         )
 
-    def num_parameters(self) -> int:
-        """The parameter count of the exported model (as `PreTrainedModel.num_parameters()`)."""
-        return self.metadata["parameters"]
+    def describe(self) -> dict:
+        return {"quantization": self.precision}

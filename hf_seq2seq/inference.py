@@ -1,4 +1,6 @@
-"""Loading a saved model folder, batched translation, and scoring a whole test set."""
+"""The torch engine (`TorchTranslator`: a saved model folder at a chosen precision), translation with any
+engine's `hf_seq2seq.translator.Translator` (`translate`), and scoring a whole test set (`evaluate_translations`,
+`evaluate_folder`)."""
 
 import os
 import time
@@ -8,7 +10,13 @@ from pathlib import Path
 
 import torch
 from torch import nn
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    GenerationConfig,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
 
 from .decoding import Decoding, translate_in_batches
 from .folder import check_model_folder
@@ -16,6 +24,7 @@ from .generation_transformer_mt import length_rule_limit
 from .metrics import loop_share, score_by_length, score_translations
 from .report import EVAL_REPORT, EvalReport
 from .segmentation import translate_by_sentence
+from .translator import ENGINES, FULL_PRECISIONS, Translator, load_translator  # noqa: F401 (ENGINES: re-exported)
 
 PRECISIONS = ("fp32", "bf16", "int8")
 """Inference precisions (`set_precision`): fp32 as trained, bf16 weights, int8 weights of the Linear layers."""
@@ -62,15 +71,10 @@ def quantize_dynamic_int8(model: nn.Module) -> nn.Module:
 def set_precision(model: PreTrainedModel, precision: str) -> PreTrainedModel:
     """`model` converted in place for inference at `precision` (one of `PRECISIONS`): fp32 leaves it as it is,
     bf16 stores the weights (and so computes) in bfloat16, int8 quantizes its Linear layers
-    (`quantize_dynamic_int8`). A CTranslate2 export (see `load_translator`) takes fp32 only: it keeps the
-    precision it was exported with."""
+    (`quantize_dynamic_int8`). For the torch engine only: a CTranslate2 export keeps the precision it was
+    exported with."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-    if not isinstance(model, PreTrainedModel) and precision != "fp32":  # a CTranslate2Translator
-        raise ValueError(
-            "a CTranslate2 export keeps the precision it was exported with (`hf-seq2seq export ctranslate2 "
-            f"--quantization ...`); precision {precision} is for the torch engine"
-        )
     if precision == "bf16":
         return model.to(torch.bfloat16)
     if precision == "int8":
@@ -103,26 +107,65 @@ def load_model_and_tokenizer(
     return set_precision(model, precision), tokenizer
 
 
-ENGINES = ("torch", "ctranslate2")
+class TorchTranslator(Translator):
+    """The torch engine: `model.generate()` on a loaded model (`.model`, for callers that need the network
+    itself, e.g. its attention weights) with its tokenizer.
+
+    `precision` converts the model in place (`set_precision`) after its parameters are counted; None keeps
+    the precision it has (`precision_of`). `parameters` defaults to `model.num_parameters()` (give it for a
+    model that was quantized already: int8 packs its Linear weights away from the count)."""
+
+    engine = "torch"
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        precision: str | None = None,
+        parameters: int | None = None,
+    ):
+        self.parameters = model.num_parameters() if parameters is None else parameters
+        self.model = model if precision is None else set_precision(model, precision)
+        self.tokenizer = tokenizer
+
+    @property
+    def generation_config(self) -> GenerationConfig:
+        return self.model.generation_config
+
+    @property
+    def precision(self) -> str:
+        return precision_of(self.model)
+
+    @property
+    def max_source_length(self) -> int:
+        return self.model.config.max_position_embeddings
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    @torch.inference_mode()
+    def translate_sentences(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+        progress: bool = False,
+    ) -> list[str]:
+        return _translate_sentences(
+            self.model,
+            self.tokenizer,
+            sentences,
+            batch_size,
+            decoding or Decoding(),
+            max_source_length,
+            progress,
+        )
 
 
-def load_translator(folder: str | os.PathLike[str], engine: str = "torch", trust_remote_code: bool = False):
-    """The model and tokenizer for `translate`: a saved model folder (`engine` "torch"), or a CTranslate2
-    export (`engine` "ctranslate2": a `hf_seq2seq.export.CTranslate2Translator` in place of the model)."""
-    if engine == "ctranslate2":
-        from .export import CTranslate2Translator
-
-        translator = CTranslate2Translator(folder)
-        return translator, translator.tokenizer
-    if engine != "torch":
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
-    return load_model_and_tokenizer(folder, trust_remote_code=trust_remote_code)
-
-
-@torch.inference_mode()
 def translate(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
+    translator: Translator,
     texts: Sequence[str],
     batch_size: int = 64,
     decoding: Decoding | None = None,
@@ -131,24 +174,21 @@ def translate(
     max_source_length: int | None = None,
     progress: bool = False,
 ) -> list[str]:
-    """Translations of `texts`, in order.
+    """Translations of `texts` by `translator` (any engine's `hf_seq2seq.translator.Translator`, e.g. of
+    `load_translator`), in order.
 
     With `split_sentences`, a text of several sentences is cut into sentences (`hf_seq2seq.segmentation`),
     and a sentence longer than the sources of training into pieces that fit; all sentences of all texts are
     translated together, and each text's translations are joined back with its own spacing and line breaks.
     Sentences are batched by length to reduce padding. An empty (or blank) text translates to "". A sentence
-    longer than `max_source_length` (default: the model's `max_position_embeddings`) is truncated with a
-    warning. `model` may also be a CTranslate2 export (`hf_seq2seq.export.CTranslate2Translator`), which
-    does the same with its own engine.
+    longer than `max_source_length` (default: the model's, `translator.max_source_length`) is truncated with
+    a warning.
     """
     decoding = decoding or Decoding()
+    tokenizer = translator.tokenizer
 
     def translate_batch(sentences: Sequence[str]) -> list[str]:
-        if not isinstance(model, PreTrainedModel):  # a CTranslate2Translator
-            return model.translate_sentences(sentences, batch_size, decoding, max_source_length, progress)
-        return _translate_sentences(
-            model, tokenizer, sentences, batch_size, decoding, max_source_length, progress
-        )
+        return translator.translate_sentences(sentences, batch_size, decoding, max_source_length, progress)
 
     if not split_sentences:
         return translate_batch(texts)
@@ -201,8 +241,7 @@ def _translate_sentences(
 
 
 def evaluate_translations(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
+    translator: Translator,
     sources: Sequence[str],
     references: Sequence[Sequence[str]],
     batch_size: int = 64,
@@ -211,14 +250,15 @@ def evaluate_translations(
     source_lang: str = "en",
     progress: bool = True,
 ) -> tuple[dict, list[str]]:
-    """Translate `sources` and score them against all `references` of each: BLEU/chrF with signatures, the
-    number of sentences and references, the share of looping outputs, the scores by source length (in
-    tokens), the decoding settings (with the model's precision unless fp32) and the translation's wall time."""
+    """Translate `sources` with `translator` (any engine's) and score them against all `references` of each:
+    BLEU/chrF with signatures, the number of sentences and references, the share of looping outputs, the
+    scores by source length (in tokens), the decoding settings (with the translator's precision unless it is
+    full precision) and the translation's wall time."""
     decoding = decoding or Decoding()
-    precision = precision_of(model) if isinstance(model, PreTrainedModel) else "fp32"
+    tokenizer, precision = translator.tokenizer, translator.precision
     started = time.monotonic()
     hypotheses = translate(
-        model, tokenizer, sources, batch_size, decoding, split_sentences, source_lang, progress=progress
+        translator, sources, batch_size, decoding, split_sentences, source_lang, progress=progress
     )
     wall_time_s = round(time.monotonic() - started, 1)
     references = [list(r) for r in references]
@@ -230,9 +270,9 @@ def evaluate_translations(
         **scores,
         "loop_share": loop_share(hypotheses),
         "by_length": score_by_length(lengths, hypotheses, references),
-        "decoding": decoding.settings(model)
+        "decoding": translator.settings(decoding)
         | ({"split_sentences": True} if split_sentences else {})
-        | ({"precision": precision} if precision != "fp32" else {}),
+        | ({"precision": precision} if precision not in FULL_PRECISIONS else {}),
         "wall_time_s": wall_time_s,
     }, hypotheses
 
@@ -265,13 +305,12 @@ def evaluate_folder(
     `EvalReport`) and `<output_dir>/translations.txt` (default output_dir: the model folder).
 
     The test set is `src_file` with one or more aligned `ref_files` (plain text, one sentence per line), or
-    the `split` of a dataset as `hf_seq2seq.data` loads it (all references of each source). With `engine`
-    "ctranslate2", `folder` is an export of `hf-seq2seq export ctranslate2`, translated by CTranslate2. The
-    torch engine translates at `precision` (see `set_precision`).
+    the `split` of a dataset as `hf_seq2seq.data` loads it (all references of each source). `folder`,
+    `engine` and `precision` are `load_translator`'s: with `engine` "ctranslate2", `folder` is an export of
+    `hf-seq2seq export ctranslate2`, translated by CTranslate2; the torch engine translates at `precision`
+    (see `set_precision`).
     """
-    model, tokenizer = load_translator(folder, engine, trust_remote_code)
-    parameters = model.num_parameters()  # counted before int8 quantization packs the Linear weights away
-    model = set_precision(model, precision)
+    translator = load_translator(folder, engine, precision, trust_remote_code)
     if src_file:
         if not ref_files:
             raise ValueError("--src-file needs at least one --ref-file with the reference translations")
@@ -296,7 +335,7 @@ def evaluate_folder(
         sources = rows["src"]
         references = rows["references"] if "references" in rows.column_names else [[t] for t in rows["tgt"]]
     scores, hypotheses = evaluate_translations(
-        model, tokenizer, sources, references, batch_size, decoding, split_sentences, source_lang
+        translator, sources, references, batch_size, decoding, split_sentences, source_lang
     )
     report = EvalReport(
         **scores,
@@ -304,7 +343,7 @@ def evaluate_folder(
         dataset=dataset,
         split=split,
         direction=f"{source_lang}-{target_lang}",
-        parameters=parameters,
+        parameters=translator.parameters,  # counted before int8 quantization packs the Linear weights away
     )
     output_dir = Path(output_dir or folder)
     output_dir.mkdir(parents=True, exist_ok=True)

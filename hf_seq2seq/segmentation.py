@@ -164,7 +164,7 @@ def translate_by_sentence(
     """Translate each of `texts` sentence by sentence with one call of `translate_batch` on all sentences.
 
     `translate_batch` takes a list of sentences and returns their translations in order (e.g.
-    ``lambda batch: inference.translate(model, tokenizer, batch)``). Each text comes back with its sentences
+    ``lambda batch: translator.translate_sentences(batch)``). Each text comes back with its sentences
     replaced by their translations and its spacing and line breaks as they were; a blank text comes back as is.
     """
     segmented = [split_sentences(text, language, max_length, length) for text in texts]

@@ -179,16 +179,15 @@ class Engine:
 
 
 class TranslatorEngine(Engine):
-    """A model and tokenizer of `hf_seq2seq.inference.load_translator` (torch or CTranslate2), translated by
-    `hf_seq2seq.inference.translate`."""
+    """Any engine's `hf_seq2seq.translator.Translator` (e.g. of `hf_seq2seq.translator.load_translator`),
+    translated by `hf_seq2seq.inference.translate`; named by its `engine`, described by its `describe()`."""
 
-    def __init__(self, model, tokenizer, source_lang: str, target_lang: str, name: str = "torch", **facts):
+    def __init__(self, translator, source_lang: str, target_lang: str):
         from .inference import trained_length
 
-        self.model, self.tokenizer = model, tokenizer
-        self.source_lang, self.target_lang, self.name = source_lang, target_lang, name
+        self.translator, tokenizer = translator, translator.tokenizer
+        self.source_lang, self.target_lang, self.name = source_lang, target_lang, translator.engine
         self.max_length = trained_length(tokenizer)
-        self.facts = facts
         # a fast tokenizer's settings (truncation, padding) live in its Rust object, which the model thread
         # changes per call: measuring lengths from another thread uses a copy of its own
         self._length_tokenizer = copy.deepcopy(tokenizer)
@@ -199,10 +198,10 @@ class TranslatorEngine(Engine):
     def translate(self, sentences: list[str], decoding: Decoding) -> list[str]:
         from .inference import translate
 
-        return translate(self.model, self.tokenizer, sentences, batch_size=len(sentences), decoding=decoding)
+        return translate(self.translator, sentences, batch_size=len(sentences), decoding=decoding)
 
     def describe(self) -> dict:
-        return super().describe() | self.facts
+        return super().describe() | self.translator.describe()
 
 
 def _splitter_language(language: str) -> str:
@@ -244,25 +243,19 @@ def engine_loader(
     languages: tuple[str, str] | None = None,
     trust_remote_code: bool = False,
 ) -> Callable[[], TranslatorEngine]:
-    """A function that loads `folder` with `hf_seq2seq.inference.load_translator` and `set_precision` into a
-    `TranslatorEngine` (the server calls it in the background, answering 503 until it returns). `languages`
-    is the (source, target) pair; default: what the folder records (`model_languages`), else en-fr."""
+    """A function that loads `folder` with `hf_seq2seq.translator.load_translator` (`engine`, `precision`)
+    into a `TranslatorEngine` (the server calls it in the background, answering 503 until it returns).
+    `languages` is the (source, target) pair; default: what the folder records (`model_languages`), else
+    en-fr."""
 
     def load() -> TranslatorEngine:
-        from .inference import load_translator, set_precision
+        from .translator import load_translator
 
         pair = languages or model_languages(folder)
         if pair is None:
             logger.warning("%s records no language pair; serving it as en-fr (set --languages)", folder)
             pair = ("en", "fr")
-        model, tokenizer = load_translator(folder, engine, trust_remote_code)
-        model = set_precision(model, precision)
-        facts = (
-            {"precision": precision}
-            if engine == "torch"
-            else {"quantization": model.metadata["quantization"]}
-        )
-        return TranslatorEngine(model, tokenizer, *pair, name=engine, **facts)
+        return TranslatorEngine(load_translator(folder, engine, precision, trust_remote_code), *pair)
 
     return load
 

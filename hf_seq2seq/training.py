@@ -44,7 +44,7 @@ from .data import load_corpora
 from .decoding import Decoding
 from .folder import add_pipeline_code, checkpoint_folders, last_checkpoint, register_pipeline
 from .generation_transformer_mt import length_rule_limit
-from .inference import evaluate_translations
+from .inference import TorchTranslator, evaluate_translations
 from .metrics import build_compute_metrics, references_by_source
 from .report import TRAINING_REPORT, EvalReport
 from .tokenization import iter_texts, tokenize_dataset, train_tokenizer
@@ -762,8 +762,7 @@ def run(
     )
     decoding = Decoding(final_args.num_beams, final_args.length_penalty, final_args.max_new_tokens)
     scores, hypotheses = evaluate_translations(
-        final_model.eval(),
-        tokenizer,
+        TorchTranslator(final_model.eval(), tokenizer),
         test["src"],
         test["references"],
         batch_size=training_args.per_device_eval_batch_size,

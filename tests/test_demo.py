@@ -13,7 +13,7 @@ import torch
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.demo import EMPTY_HINT, MAX_INPUT_CHARS, answer, find_reports, scores_markdown, write_space
 from hf_seq2seq.folder import save_model_folder
-from hf_seq2seq.inference import load_model_and_tokenizer
+from hf_seq2seq.inference import TorchTranslator, load_model_and_tokenizer
 from hf_seq2seq.report import EvalReport
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
@@ -51,41 +51,38 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def loaded(model_dir):
-    return load_model_and_tokenizer(model_dir, device="cpu")
+    return TorchTranslator(*load_model_and_tokenizer(model_dir, device="cpu"))
 
 
 def test_a_request_gives_the_translation_its_attention_map_and_timing(loaded):
-    model, tokenizer = loaded
-    reply = answer(model, tokenizer, SENTENCE)
+    reply = answer(loaded, SENTENCE)
     assert reply.translation and reply.message == ""
     assert reply.attention is not None and reply.attention.width > 100
     assert "Decoded in" in reply.timing and "greedy" in reply.timing
-    beam = answer(model, tokenizer, SENTENCE, method="beam search", beams=3, every_head=True)
+    beam = answer(loaded, SENTENCE, method="beam search", beams=3, every_head=True)
     assert "3 beams" in beam.timing and beam.attention is not None
     assert beam.attention.height > reply.attention.height  # a panel per layer and head, not one
 
 
 def test_empty_input_gives_an_empty_translation_and_a_hint(loaded):
     for text in ("", "   \n", None):
-        assert answer(*loaded, text) == (("", None, EMPTY_HINT, ""))
+        assert answer(loaded, text) == (("", None, EMPTY_HINT, ""))
 
 
 def test_over_long_input_is_translated_with_a_warning(loaded):
-    reply = answer(*loaded, LONG_TEXT)
+    reply = answer(loaded, LONG_TEXT)
     assert reply.translation and reply.attention is None
     assert "more than the 32 the model reads at once" in reply.message
-    cut = answer(*loaded, "a" * (MAX_INPUT_CHARS + 1))
+    cut = answer(loaded, "a" * (MAX_INPUT_CHARS + 1))
     assert f"only the first {MAX_INPUT_CHARS:,} were translated" in cut.message
 
 
 def test_a_failing_request_is_answered_with_the_error(loaded, monkeypatch):
-    model, tokenizer = loaded
-
     def broken_generate(*args, **kwargs):
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr(model, "generate", broken_generate)
-    reply = answer(model, tokenizer, SENTENCE)
+    monkeypatch.setattr(loaded.model, "generate", broken_generate)
+    reply = answer(loaded, SENTENCE)
     assert reply.translation == "" and reply.attention is None
     assert "RuntimeError: out of memory" in reply.message
 

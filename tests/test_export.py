@@ -12,9 +12,10 @@ from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneratio
 from hf_seq2seq.cli import main as cli
 from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import save_model_folder
-from hf_seq2seq.inference import evaluate_folder, load_model_and_tokenizer, translate
+from hf_seq2seq.inference import TorchTranslator, evaluate_folder, load_model_and_tokenizer, translate
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
+from hf_seq2seq.translator import Translator, load_translator
 
 pytest.importorskip("ctranslate2")
 from hf_seq2seq.export import CTranslate2Translator, ExportError, export_ctranslate2  # noqa: E402
@@ -93,9 +94,41 @@ def test_float32_export_gives_the_same_greedy_tokens_as_generate(tokenizer, tmp_
         exported = export_ids(translator, sentences, max_decoding_length=12, no_repeat_ngram_size=no_repeat)
         assert exported == expected, no_repeat
     # through translate(): the saved length rule a * S + b, batches of 2, and the blank line
-    assert translate(translator, tokenizer, SOURCES, batch_size=2) == translate(
-        model, tokenizer, SOURCES, batch_size=2
+    assert translate(translator, SOURCES, batch_size=2) == translate(
+        TorchTranslator(model, tokenizer), SOURCES, batch_size=2
     )
+
+
+def test_torch_and_ctranslate2_are_one_translator_interface(tokenizer, tmp_path):
+    """What a caller of `translate` relies on: either engine's translator, from the one factory, answers the
+    same facts and gives the same translations, texts of several sentences and blank lines included."""
+    folder = save_random_model(tokenizer, tmp_path / "model")
+    export_ctranslate2(folder, tmp_path / "ct2", quantization="float32")
+    torch_engine, ct2_engine = load_translator(folder), load_translator(tmp_path / "ct2", "ctranslate2")
+    assert isinstance(torch_engine, Translator) and isinstance(ct2_engine, Translator)
+    assert (torch_engine.engine, ct2_engine.engine) == ("torch", "ctranslate2")
+    assert (torch_engine.precision, ct2_engine.precision) == ("fp32", "float32")
+    assert torch_engine.parameters == ct2_engine.parameters == torch_engine.model.num_parameters()
+    assert torch_engine.max_source_length == ct2_engine.max_source_length == 64
+    beams = Decoding(num_beams=3)
+    assert (
+        torch_engine.settings(beams) == ct2_engine.settings(beams)
+        and torch_engine.settings(beams)["num_beams"] == 3
+    )
+    assert ct2_engine.describe() == {"quantization": "float32"}
+
+    texts = [*SOURCES, "  where is the dog ?\n\n the cat sat on the mat . ", "   "]
+    for split in (False, True):
+        expected = translate(torch_engine, texts, batch_size=2, split_sentences=split)
+        assert translate(ct2_engine, texts, batch_size=2, split_sentences=split) == expected, split
+        assert expected[2] == "" and not expected[-1].strip() and all(expected[:2])  # blank stays blank
+    assert expected[-2].startswith("  ") and "\n\n" in expected[-2]  # split and joined with its layout
+
+    # precision: the torch engine counts its parameters before int8 packs them; an export keeps its own
+    assert load_translator(folder, precision="int8").parameters == torch_engine.parameters
+    assert load_translator(tmp_path / "ct2", "ctranslate2", precision="float32").precision == "float32"
+    with pytest.raises(ValueError, match="float32 weights, which it keeps"):
+        load_translator(tmp_path / "ct2", "ctranslate2", precision="int8")
 
 
 # min_new_tokens forces generate() past the cap on purpose
@@ -109,14 +142,14 @@ def test_the_export_applies_the_saved_length_rule_per_batch(tokenizer, tmp_path)
     translator = CTranslate2Translator(tmp_path / "ct2")
 
     short, long = "dog", "i like green apples and red cheese . where is the cat ?"
-    translations = translate(translator, tokenizer, [short, long], batch_size=1)
-    assert translations == translate(model, tokenizer, [short, long], batch_size=1)
+    translations = translate(translator, [short, long], batch_size=1)
+    assert translations == translate(TorchTranslator(model, tokenizer), [short, long], batch_size=1)
     for sentence in (short, long):  # generate() stops at the rule, not at the cap of 63 tokens
         source_tokens = len(tokenizer(sentence)["input_ids"])
         assert len(generate_ids(model, tokenizer, [sentence])[0]) == -(-3 * source_tokens // 2) + 2
     fixed = Decoding(max_new_tokens=3)
-    assert translate(translator, tokenizer, [long], decoding=fixed) == translate(
-        model, tokenizer, [long], decoding=fixed
+    assert translate(translator, [long], decoding=fixed) == translate(
+        TorchTranslator(model, tokenizer), [long], decoding=fixed
     )
 
 
@@ -126,7 +159,7 @@ def test_int8_export_translates_with_beam_search(tokenizer, tmp_path):
     translator = CTranslate2Translator(tmp_path / "ct2")
     assert translator.metadata["quantization"] == "int8"
     for decoding in (Decoding(), Decoding(num_beams=4, length_penalty=0.6)):
-        translations = translate(translator, translator.tokenizer, SOURCES, batch_size=4, decoding=decoding)
+        translations = translate(translator, SOURCES, batch_size=4, decoding=decoding)
         assert len(translations) == len(SOURCES) and translations[2] == ""
         assert all(translations[i] for i in (0, 1, 3))
 
@@ -184,7 +217,7 @@ def test_the_hub_folder_can_carry_the_export(tmp_path):
     folder = build_hub_folder(trained, tmp_path / "hub", REPO_ID, ctranslate2="int8")
     translator = CTranslate2Translator(folder / "ctranslate2")
     assert translator.metadata["quantization"] == "int8"
-    assert len(translate(translator, translator.tokenizer, ["how are you ?", ""])) == 2
+    assert len(translate(translator, ["how are you ?", ""])) == 2
     card = (folder / "README.md").read_text()
     assert 'allow_patterns="ctranslate2/*"' in card and "(int8 weights)" in card
     assert (

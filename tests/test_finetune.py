@@ -26,7 +26,7 @@ from hf_seq2seq import hub
 from hf_seq2seq.cli import train
 from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.generation_transformer_mt import length_rule_limit
-from hf_seq2seq.inference import load_model_and_tokenizer, translate
+from hf_seq2seq.inference import TorchTranslator, load_model_and_tokenizer, translate
 from hf_seq2seq.training import ModelArguments, build_model
 
 PAIRS = [
@@ -180,9 +180,10 @@ def test_train_fine_tunes_a_marian_folder_with_label_smoothing_and_the_length_ru
     model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
     assert model.generation_config.max_length_a == 1.5 and model.generation_config.max_length_b >= 1
     sources = ["the boy sees a red cat .", "how are you ?", "the cat sat on the mat and the dog is here ."]
-    translations = translate(model, tokenizer, sources * 3, batch_size=4)
+    translations = translate(TorchTranslator(model, tokenizer), sources * 3, batch_size=4)
     assert len(translations) == 9 and all(translations)
     assert len(generated) == 3 and all(new_tokens == limit < 63 for limit, new_tokens in generated), generated
     generated.clear()
-    translate(model, tokenizer, sources, decoding=Decoding(max_new_tokens=2))  # a fixed limit wins
+    translator = TorchTranslator(model, tokenizer)
+    translate(translator, sources, decoding=Decoding(max_new_tokens=2))  # a fixed limit wins
     assert [new_tokens for _, new_tokens in generated] == [2]

@@ -10,7 +10,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli.train import main as train_main
-from hf_seq2seq.inference import translate
+from hf_seq2seq.inference import TorchTranslator, translate
 from hf_seq2seq.report import TRAINING_REPORT
 
 VOCAB = TINY_VOCAB
@@ -92,8 +92,7 @@ def test_a_run_with_gradient_checkpointing_saves_a_model_that_loads_and_translat
     model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
     assert not any(layer.gradient_checkpointing for layer in model.model.encoder.layers)  # a fresh model
     translations = translate(
-        model,
-        AutoTokenizer.from_pretrained(tmp_path),
+        TorchTranslator(model, AutoTokenizer.from_pretrained(tmp_path)),
         ["the boy sees a red cat .", "her mother buys a cheap truck ."],
     )
     assert len(translations) == 2 and all(translations)

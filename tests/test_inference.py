@@ -10,7 +10,13 @@ from hf_seq2seq.averaging import average_checkpoints
 from hf_seq2seq.cli import average as average_cli
 from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import save_model_folder
-from hf_seq2seq.inference import evaluate_translations, load_model_and_tokenizer, translate
+from hf_seq2seq.inference import (
+    TorchTranslator,
+    evaluate_translations,
+    load_model_and_tokenizer,
+    load_translator,
+    translate,
+)
 from hf_seq2seq.segmentation import split_sentences
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
@@ -53,9 +59,11 @@ def test_translations_are_not_cut_at_transformers_default_20_tokens(tokenizer, t
     save_model_folder(model, tokenizer, tmp_path)
     model, tokenizer = load_model_and_tokenizer(tmp_path, device="cpu")
     source = "the cat sat on the mat ."
-    (text,) = translate(model, tokenizer, [source])
+    (text,) = translate(TorchTranslator(model, tokenizer), [source])
     assert new_tokens(tokenizer, text) >= 30
-    scores, (hypothesis,) = evaluate_translations(model, tokenizer, [source], [["le chat"]], progress=False)
+    scores, (hypothesis,) = evaluate_translations(
+        TorchTranslator(model, tokenizer), [source], [["le chat"]], progress=False
+    )
     assert hypothesis == text and scores["num_sentences"] == 1  # the test evaluation of training, too
 
 
@@ -79,7 +87,9 @@ def test_the_saved_decoding_never_repeats_a_trigram(tokenizer):
     model.generation_config.suppress_tokens = [tokenizer.eos_token_id]  # long outputs
 
     def trigrams(decoding: Decoding) -> list[list[tuple]]:
-        (text,) = translate(model, tokenizer, ["the cat sat on the mat ."], decoding=decoding)
+        (text,) = translate(
+            TorchTranslator(model, tokenizer), ["the cat sat on the mat ."], decoding=decoding
+        )
         ids = [tokenizer.pad_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
         assert len(ids) > 20
         return [tuple(ids[i : i + 3]) for i in range(len(ids) - 2)]
@@ -118,24 +128,31 @@ def log_probability(model, batch, sequences: torch.Tensor) -> torch.Tensor:
 
 
 def test_a_paragraph_is_translated_sentence_by_sentence_with_its_layout(tokenizer):
-    model = random_model(tokenizer)
+    translator = TorchTranslator(random_model(tokenizer), tokenizer)
     sentences = ["The cat sat on the mat.", "Where is the dog?", "The dog sat.", "Where is the cat?", "Go!"]
     paragraph = "  " + " ".join(sentences[:3]) + "\n\n" + " ".join(sentences[3:]) + "\n"
-    one_by_one = translate(model, tokenizer, sentences, split_sentences=False)
-    (translated,) = translate(model, tokenizer, [paragraph], split_sentences=True)
+    one_by_one = translate(translator, sentences, split_sentences=False)
+    (translated,) = translate(translator, [paragraph], split_sentences=True)
     expected = "  " + " ".join(one_by_one[:3]) + "\n\n" + " ".join(one_by_one[3:]) + "\n"
     assert translated == expected
 
 
 def test_an_input_far_longer_than_training_is_cut_into_pieces_not_dropped(tokenizer):
-    model = random_model(tokenizer)
+    translator = TorchTranslator(random_model(tokenizer), tokenizer)
     text = " ".join(["the cat sat on the mat , where is the dog"] * 30)  # ~330 tokens, no full stop
     assert new_tokens(tokenizer, text) >= 300
     pieces = split_sentences(text, "en", tokenizer.model_max_length, lambda s: len(tokenizer(s)["input_ids"]))
     assert len(pieces.sentences) > 10 and pieces.join(pieces.sentences) == text  # nothing dropped
     assert all(len(tokenizer(piece)["input_ids"]) <= tokenizer.model_max_length for piece in pieces.sentences)
-    (translated,) = translate(model, tokenizer, [text], split_sentences=True)
-    assert translated == " ".join(translate(model, tokenizer, pieces.sentences, split_sentences=False))
+    (translated,) = translate(translator, [text], split_sentences=True)
+    assert translated == " ".join(translate(translator, pieces.sentences, split_sentences=False))
+
+
+def test_an_unknown_engine_or_precision_is_refused_naming_the_known_ones(tmp_path):
+    with pytest.raises(ValueError, match="engine must be one of torch, ctranslate2, onnxruntime; got 'nope'"):
+        load_translator(tmp_path, engine="nope")
+    with pytest.raises(ValueError, match="precision must be one of fp32, bf16, int8; got 'fp16'"):
+        load_translator(tmp_path, precision="fp16")  # before looking for a model
 
 
 def test_decoding_passes_only_what_is_set():
@@ -163,4 +180,4 @@ def test_an_averaged_folder_is_the_mean_and_loads_and_translates(tmp_path):
     model, tokenizer = load_model_and_tokenizer(tmp_path / "avg", device="cpu")
     for name, tensor in model.state_dict().items():
         torch.testing.assert_close(tensor, (states[0][name] + states[1][name]) / 2, msg=name)
-    assert len(translate(model, tokenizer, ["how are you ?", ""])) == 2
+    assert len(translate(TorchTranslator(model, tokenizer), ["how are you ?", ""])) == 2

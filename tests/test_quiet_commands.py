@@ -105,13 +105,16 @@ print("OK")
 def test_what_the_command_line_copies_to_avoid_torch_matches_its_source():
     from hf_seq2seq import hub
     from hf_seq2seq.benchmark import SIZES
-    from hf_seq2seq.cli import _common, export, push
-    from hf_seq2seq.export import QUANTIZATIONS
+    from hf_seq2seq.cli import _common, export, push, serve
+    from hf_seq2seq.export import EXPORT_FILE, QUANTIZATIONS
     from hf_seq2seq.inference import PRECISIONS
+    from hf_seq2seq.translator import ENGINES
 
     assert _common.SIZES == tuple(sorted(SIZES))
     assert _common.PRECISIONS == PRECISIONS
+    assert _common.ENGINES == ENGINES
     assert export.QUANTIZATIONS == list(QUANTIZATIONS)
+    assert serve.EXPORT_FILE == EXPORT_FILE
     assert push.DEFAULT_SENTENCE == hub.DEFAULT_SENTENCE
 
 

@@ -61,13 +61,13 @@ MAX_NEW_TOKENS = 8
 def reference(trained):
     """Translations one sentence at a time with the package's `translate`, as `hf-seq2seq translate` gives
     them (with the same fixed length limit as the servers under test)."""
-    model, tokenizer = load_translator(trained)
+    translator = load_translator(trained)
     decoding = Decoding(max_new_tokens=MAX_NEW_TOKENS)
 
     def one(text: str) -> str:
         if not text.strip():  # translate() fails on a call with no sentence at all
             return text
-        return translate(model, tokenizer, [text], 1, decoding, split_sentences=True)[0]
+        return translate(translator, [text], 1, decoding, split_sentences=True)[0]
 
     return one
 
@@ -414,10 +414,10 @@ def test_the_ctranslate2_engine_serves_an_export(trained, tmp_path):
     from hf_seq2seq.serve import engine_loader
 
     export = export_ctranslate2(trained, tmp_path / "ct2", quantization="int8")
-    translator, tokenizer = load_translator(export, "ctranslate2")
+    translator = load_translator(export, "ctranslate2")
     decoding = Decoding(max_new_tokens=MAX_NEW_TOKENS)
     texts = random_texts(12, seed=3)
-    expected = [translate(translator, tokenizer, [t], 1, decoding, split_sentences=True)[0] for t in texts]
+    expected = [translate(translator, [t], 1, decoding, split_sentences=True)[0] for t in texts]
     app = create_app(engine_loader(export, "ctranslate2"), ServeConfig(decoding=decoding))
     with ThreadServer(app) as server:
         wait_ready(server.url)

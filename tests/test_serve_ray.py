@@ -30,9 +30,9 @@ def test_a_ray_serve_replica_answers_requests(trained, tmp_path):
     process = start_server(trained, port, "--ray", "--max-new-tokens", "8", log=log)
     try:
         wait_ready(url, process, timeout=300)
-        model, tokenizer = load_translator(trained)
+        translator = load_translator(trained)
         texts = ["the cat sat on the mat .", "good morning ! how are you ?"]
-        expected = translate(model, tokenizer, texts, 1, Decoding(max_new_tokens=8), split_sentences=True)
+        expected = translate(translator, texts, 1, Decoding(max_new_tokens=8), split_sentences=True)
         assert post_json(f"{url}/translate", {"q": texts[0], "source": "en", "target": "fr"})[:2] == (
             200,
             {"translatedText": expected[0]},

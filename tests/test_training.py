@@ -20,7 +20,7 @@ from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.data import load_fra_eng
 from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import ModelFolderError, check_model_folder
-from hf_seq2seq.inference import evaluate_translations, load_model_and_tokenizer, translate
+from hf_seq2seq.inference import TorchTranslator, evaluate_translations, load_model_and_tokenizer, translate
 from hf_seq2seq.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.training import TRANSLATIONS_FILE, TimeBudgetCallback, TimeBudgetSchedule
 
@@ -49,11 +49,15 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt
         by_source.setdefault(src, []).append(tgt)
     sources, references = list(by_source), list(by_source.values())
 
-    trained_scores, _ = evaluate_translations(model, tokenizer, sources, references, progress=False)
+    trained_scores, _ = evaluate_translations(
+        TorchTranslator(model, tokenizer), sources, references, progress=False
+    )
     torch.manual_seed(0)
     untrained = type(model)(model.config).eval()
     untrained.generation_config = model.generation_config
-    untrained_scores, _ = evaluate_translations(untrained, tokenizer, sources, references, progress=False)
+    untrained_scores, _ = evaluate_translations(
+        TorchTranslator(untrained, tokenizer), sources, references, progress=False
+    )
     assert untrained_scores["bleu"] < 5
     assert trained_scores["bleu"] > 30, trained_scores
 
@@ -62,7 +66,7 @@ def test_pipeline_translates_with_a_folder_saved_by_training(tiny_run):
     output_dir, _ = tiny_run
     model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
     sentences = ["the girl buys a green hat .", "our neighbour draws a small dog ."]
-    expected = translate(model, tokenizer, sentences, split_sentences=False)
+    expected = translate(TorchTranslator(model, tokenizer), sentences, split_sentences=False)
     for task in ("translation", "translation_en_to_fr"):
         translator = pipeline(task, model=str(output_dir), trust_remote_code=True)
         assert [r["translation_text"] for r in translator(sentences)] == expected
@@ -114,8 +118,7 @@ def test_a_bf16_run_reloads_its_best_checkpoint_and_evaluates_quietly(tmp_path, 
     model, tokenizer = load_model_and_tokenizer(tmp_path / "run", device="cpu")
     test = load_fra_eng(synthetic_fra_txt)["test"].select(range(40))
     scores, hypotheses = evaluate_translations(
-        model,
-        tokenizer,
+        TorchTranslator(model, tokenizer),
         test["src"],
         test["references"],
         batch_size=64,
@@ -142,7 +145,7 @@ def test_bad_input_to_translate(tiny_run, caplog):
     model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
     with caplog.at_level(logging.WARNING, logger="hf_seq2seq.decoding"):
         texts = ["", "   ", "the king sees a red boat .", "the dog sees a cat . " * 30]
-        out = translate(model, tokenizer, texts, max_source_length=64)
+        out = translate(TorchTranslator(model, tokenizer), texts, max_source_length=64)
     assert out[0] == "" and out[1] == "" and out[2] != ""
     assert "truncated" in caplog.text
 

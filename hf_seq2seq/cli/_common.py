@@ -71,13 +71,17 @@ def decoding_from(args: argparse.Namespace):
     )
 
 
+ENGINES = ("torch", "ctranslate2", "onnxruntime")  # hf_seq2seq.translator.ENGINES, without importing torch
+
+
 def add_engine_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine",
-        choices=["torch", "ctranslate2"],
+        choices=ENGINES,
         default="torch",
         help="torch: a saved model folder; ctranslate2: an export of `hf-seq2seq export ctranslate2` "
-        '(needs pip install "hf_seq2seq[deploy]")',
+        '(needs pip install "hf_seq2seq[deploy]"); onnxruntime: an ONNX export (where the package has '
+        "hf_seq2seq.onnx_export)",
     )
 
 
@@ -117,5 +121,6 @@ def add_precision_argument(p: argparse.ArgumentParser) -> None:
         choices=PRECISIONS,
         default="fp32",
         help="inference precision of the torch engine: fp32 (as trained), bf16 weights, or int8 weights for the "
-        "Linear layers (dynamic quantization, CPU only)",
+        "Linear layers (dynamic quantization, CPU only); a CTranslate2 export keeps the weights it was exported "
+        "with",
     )

@@ -1,5 +1,6 @@
 """`hf-seq2seq serve`: a LibreTranslate-compatible translation API with dynamic batching (uvicorn or Ray Serve)."""
 
+import json
 import os
 from pathlib import Path
 
@@ -121,11 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         languages = tuple(args.languages.split("-"))
         if len(languages) != 2 or not all(languages):
             p.error(f"--languages must be SRC-TGT, e.g. en-fr; got {args.languages!r}")
-    if args.engine == "ctranslate2" and args.precision != "fp32":
-        p.error(
-            "--precision is for the torch engine; a CTranslate2 export keeps the precision it was exported with"
-        )
     check_folder(args.model, args.engine)
+    if args.engine == "ctranslate2" and args.precision not in ("fp32", export_quantization(args.model)):
+        p.error(  # as `load_translator` decides, but now rather than in the background
+            "--precision is for the torch engine; a CTranslate2 export keeps the precision it was exported with "
+            f"({export_quantization(args.model)})"
+        )
     setup_logging()
     from ..serve import ServeConfig
 
@@ -185,11 +187,13 @@ def main(argv: list[str] | None = None) -> int:
 def check_folder(folder: str, engine: str) -> None:
     """Fail now, not in the background, on a folder that cannot load."""
     if engine == "ctranslate2":
-        if not (Path(folder) / "hf_seq2seq_export.json").is_file():
+        if not (Path(folder) / EXPORT_FILE).is_file():
             raise SystemExit(
                 f"hf-seq2seq serve: {folder} is not an export of `hf-seq2seq export ctranslate2` "
-                "(no hf_seq2seq_export.json)"
+                f"(no {EXPORT_FILE})"
             )
+        return
+    if engine != "torch":  # its loader checks its own folder
         return
     from ..folder import ModelFolderError, check_model_folder
 
@@ -197,3 +201,11 @@ def check_folder(folder: str, engine: str) -> None:
         check_model_folder(folder)
     except ModelFolderError as error:
         raise SystemExit(f"hf-seq2seq serve: {error}") from None
+
+
+EXPORT_FILE = "hf_seq2seq_export.json"  # hf_seq2seq.export.EXPORT_FILE, without importing ctranslate2
+
+
+def export_quantization(folder: str) -> str | None:
+    """The weight type a CTranslate2 export keeps (its hf_seq2seq_export.json's quantization)."""
+    return json.loads((Path(folder) / EXPORT_FILE).read_text(encoding="utf-8")).get("quantization")

@@ -38,7 +38,7 @@ def build_parser():
 def main(argv: list[str] | None = None) -> list[str]:
     args = build_parser().parse_intermixed_args(argv)  # options may come after the sentences
     quiet_transformers()
-    from ..inference import load_translator, read_lines, set_precision, translate
+    from ..inference import load_translator, read_lines, translate
 
     if args.sentences:
         sentences = args.sentences
@@ -46,11 +46,9 @@ def main(argv: list[str] | None = None) -> list[str]:
         sentences = read_lines(args.input_file)
     else:
         sentences = sys.stdin.read().splitlines()
-    model, tokenizer = load_translator(args.model, args.engine, args.trust_remote_code)
-    model = set_precision(model, args.precision)
+    translator = load_translator(args.model, args.engine, args.precision, args.trust_remote_code)
     translations = translate(
-        model,
-        tokenizer,
+        translator,
         sentences,
         batch_size=args.batch_size,
         decoding=decoding_from(args),
