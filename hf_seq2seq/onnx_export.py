@@ -35,6 +35,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -58,7 +59,9 @@ except ImportError as error:  # an optional extra
     ) from error
 
 from .configuration_transformer_mt import TransformerMTConfig
+from .decoding import Decoding
 from .folder import check_model_folder
+from .translator import Translator
 
 EXPORT_FILE = "hf_seq2seq_export.json"
 SUBFOLDER = "onnx"
@@ -569,3 +572,41 @@ def load_onnx_model(
     model = OnnxSeq2SeqLM(MarianConfig.from_pretrained(export_dir), *sessions)
     model.generation_config = GenerationConfig.from_pretrained(export_dir)
     return model.eval()
+
+
+class OnnxTranslator(Translator):
+    """An export of :func:`export_onnx` on ONNX Runtime, as a `Translator`: its fp32 or int8 graphs
+    (`precision`) run by `generate()` (:class:`OnnxSeq2SeqLM`), batched and limited as the torch engine's."""
+
+    engine = "onnxruntime"
+
+    def __init__(self, export_dir: str | os.PathLike[str], precision: str = "fp32", threads: int = 0):
+        self.model = load_onnx_model(export_dir, precision, threads)
+        self.tokenizer = AutoTokenizer.from_pretrained(export_dir)
+        self.precision = precision
+        metadata = json.loads((Path(export_dir) / EXPORT_FILE).read_text(encoding="utf-8"))
+        self.parameters, self.max_source_length = metadata["parameters"], metadata["max_source_length"]
+
+    @property
+    def generation_config(self) -> GenerationConfig:
+        return self.model.generation_config
+
+    def translate_sentences(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+        progress: bool = False,
+    ) -> list[str]:
+        from .inference import _translate_sentences
+
+        decoding = decoding or Decoding()
+        if decoding.compile:
+            raise ValueError(
+                "compiled decoding (--compile) is for the torch engine; ONNX Runtime has its own"
+            )
+        with torch.inference_mode():
+            return _translate_sentences(
+                self.model, self.tokenizer, sentences, batch_size, decoding, max_source_length, progress
+            )
