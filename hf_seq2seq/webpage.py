@@ -171,8 +171,10 @@ def check_onnx_export(folder: str | os.PathLike, dtype: str | None = None) -> Pa
         raise NotAnOnnxExport(f"{folder} is not a folder")
     hint = f"make one with: hf-seq2seq export onnx MODEL_DIR {folder}"
     if not (folder / "onnx").is_dir():
-        what = "a saved model folder" if (folder / "config.json").is_file() else "a folder"
-        raise NotAnOnnxExport(f"{folder} is {what}, not an ONNX export (it has no onnx/ subfolder); {hint}")
+        if (folder / "config.json").is_file():  # a saved model folder, most likely: export it
+            hint = f"export it with: hf-seq2seq export onnx {folder} {folder}-onnx"
+            raise NotAnOnnxExport(f"{folder} is a saved model folder, not an ONNX export (no onnx/); {hint}")
+        raise NotAnOnnxExport(f"{folder} is not an ONNX export (it has no onnx/ subfolder); {hint}")
     missing = [
         name
         for name in ("config.json", "tokenizer.json", "tokenizer_config.json")
