@@ -21,6 +21,7 @@ VERBS = {
     "demo": "try a model in the browser: a Gradio app with the translation and its cross-attention map",
     "serve": "a LibreTranslate-compatible translation API with dynamic batching (uvicorn, or Ray Serve)",
     "serve-benchmark": "load-test `serve` on localhost (1-64 clients) beside the engine's offline throughput",
+    "web": "a page that translates inside the browser (transformers.js, WebAssembly) from an ONNX export",
 }
 
 USAGE = "usage: hf-seq2seq <verb> [options]   (hf-seq2seq <verb> --help for a verb's options)"

@@ -1,0 +1,61 @@
+"""`hf-seq2seq web`: a page that translates inside the browser (transformers.js) from an ONNX export."""
+
+import sys
+
+from ._common import parser
+
+
+def build_parser():
+    p = parser(
+        "web",
+        "Serve a static page that translates in the browser with transformers.js and ONNX Runtime Web "
+        "(WebAssembly), from an export of `hf-seq2seq export onnx`: the server only hands out files, read-only. "
+        "transformers.js and ONNX Runtime Web (pinned) are installed once with npm into a cache folder "
+        "(~/.cache/hf_seq2seq/web, or $HF_SEQ2SEQ_WEB_CACHE); nothing is fetched from a CDN or the Hub.",
+        "hf-seq2seq export onnx runs/cpu runs/cpu-onnx && hf-seq2seq web runs/cpu-onnx --port 8000",
+    )
+    p.add_argument("export_dir", nargs="?", help="an ONNX export folder (of `hf-seq2seq export onnx`)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: localhost only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: a free one)")
+    p.add_argument(
+        "--dtype",
+        choices=["fp32", "q8"],
+        help="which graphs the page runs: fp32 (onnx/*.onnx) or q8 (the int8 onnx/*_quantized.onnx); "
+        "default: fp32 if exported, else q8",
+    )
+    p.add_argument(
+        "--install-js",
+        action="store_true",
+        help="only install transformers.js and ONNX Runtime Web into the cache (npm ci), then exit",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from ..webpage import JavaScriptMissing, NotAnOnnxExport, install_js, make_server
+
+    try:
+        if args.install_js:
+            print(f"transformers.js and ONNX Runtime Web are in {install_js()}")
+            return 0
+        if args.export_dir is None:
+            print("hf-seq2seq web: give an ONNX export folder (or --install-js)", file=sys.stderr)
+            return 2
+        server = make_server(args.export_dir, host=args.host, port=args.port, dtype=args.dtype)
+    except (NotAnOnnxExport, JavaScriptMissing) as error:
+        print(f"hf-seq2seq web: {error}", file=sys.stderr)
+        return 2
+    host, port = server.server_address[:2]
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    print(
+        f"serving {args.export_dir} ({server.settings.dtype}) at http://{shown}:{port}/ (Ctrl+C to stop)",
+        flush=True,
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

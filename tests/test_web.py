@@ -1,0 +1,285 @@
+"""`hf-seq2seq web`: the export check, the read-only file server (routes, MIME types, no escape from the export
+folder), and the page itself in a headless Chromium translating with transformers.js as the package's Python
+engines do. The browser test needs transformers.js installed beforehand (`hf-seq2seq web --install-js`, which
+.ci/run runs before pytest): nothing is downloaded at test time."""
+
+import http.client
+import json
+import shutil
+
+import pytest
+import torch
+
+from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq.cli import main as cli
+from hf_seq2seq.folder import save_model_folder
+from hf_seq2seq.tokenization import train_tokenizer
+from hf_seq2seq.training import greedy_generation_config
+from hf_seq2seq.webpage import (
+    NotAnOnnxExport,
+    PageServer,
+    check_onnx_export,
+    js_cache_dir,
+    js_installed,
+    make_server,
+    start_in_thread,
+)
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+MARIAN_CONFIG = {
+    "model_type": "marian", "architectures": ["MarianMTModel"], "is_encoder_decoder": True, "d_model": 16,
+    "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2, "decoder_attention_heads": 2,
+    "vocab_size": 50, "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0,
+    "max_position_embeddings": 32,
+}  # fmt: skip
+
+
+def fake_export(folder, quantized_only=False):
+    """An export folder's layout with placeholder graphs (for the server and the checks, not for a model)."""
+    (folder / "onnx").mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(MARIAN_CONFIG))
+    for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        (folder / name).write_text("{}")
+    (folder / "hf_seq2seq_export.json").write_text(json.dumps({"format": "onnx", "max_source_length": 24}))
+    suffix = "_quantized" if quantized_only else ""
+    for graph in ("encoder_model", "decoder_model_merged"):
+        (folder / "onnx" / f"{graph}{suffix}.onnx").write_bytes(b"\x08\x01graph")
+    return folder
+
+
+def test_the_export_check_names_what_is_wrong(tmp_path):
+    export = fake_export(tmp_path / "export")
+    settings = check_onnx_export(export)
+    assert (settings.dtype, settings.max_source_length, settings.model) == ("fp32", 24, "export")
+    with pytest.raises(NotAnOnnxExport, match="no q8 graphs"):
+        check_onnx_export(export, "q8")
+    assert check_onnx_export(fake_export(tmp_path / "q8", quantized_only=True)).dtype == "q8"
+
+    model_folder = tmp_path / "model"
+    model_folder.mkdir()
+    (model_folder / "config.json").write_text('{"model_type": "transformer_mt"}')
+    with pytest.raises(
+        NotAnOnnxExport, match="is a saved model folder, not an ONNX export.*export onnx .*model .*model-onnx"
+    ):
+        check_onnx_export(model_folder)
+    with pytest.raises(NotAnOnnxExport, match="is not a folder"):
+        check_onnx_export(tmp_path / "nowhere")
+    (export / "tokenizer.json").unlink()
+    with pytest.raises(NotAnOnnxExport, match="lacks tokenizer.json"):
+        check_onnx_export(export)
+
+
+def test_the_command_refuses_a_folder_that_is_not_an_export(tmp_path, capsys):
+    (tmp_path / "config.json").write_text('{"model_type": "transformer_mt"}')
+    assert cli(["web", str(tmp_path), "--port", "0"]) == 2  # before installing or serving anything
+    assert "not an ONNX export" in capsys.readouterr().err
+
+
+@pytest.fixture
+def fake_server(tmp_path):
+    export = fake_export(tmp_path / "export")
+    vendor_dir = tmp_path / "vendor"
+    vendor_dir.mkdir()
+    vendor = {}
+    for name, body in [
+        ("transformers.js", b"export const env = {};"),
+        ("ort/x.asyncify.mjs", b"//"),
+        ("ort/x.wasm", b"\0asm"),
+    ]:
+        path = vendor_dir / name.replace("/", "_")
+        path.write_bytes(body)
+        vendor[name] = path
+    (tmp_path / "secret.txt").write_text("not served")
+    server = PageServer(("127.0.0.1", 0), export, check_onnx_export(export), vendor)
+    start_in_thread(server)
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def get(server, path, method="GET"):
+    connection = http.client.HTTPConnection(*server.server_address[:2], timeout=10)
+    connection.request(method, path)
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    return response.status, response.getheader("Content-Type"), body
+
+
+def test_the_server_hands_out_the_page_the_javascript_and_the_export_only(fake_server):
+    status, kind, body = get(fake_server, "/")
+    assert status == 200 and kind.startswith("text/html") and b"app.js" in body
+    assert get(fake_server, "/app.js")[1].startswith("text/javascript")
+    assert get(fake_server, "/vendor/transformers.js")[1].startswith("text/javascript")
+    assert get(fake_server, "/vendor/ort/x.asyncify.mjs")[1].startswith("text/javascript")
+    assert get(fake_server, "/vendor/ort/x.wasm")[:2] == (200, "application/wasm")
+    assert get(fake_server, "/models/export/onnx/encoder_model.onnx") == (
+        200,
+        "application/octet-stream",
+        b"\x08\x01graph",
+    )
+    status, kind, body = get(fake_server, "/models/export/config.json")
+    assert kind.startswith("application/json") and json.loads(body)["model_type"] == "marian"
+    settings = json.loads(get(fake_server, "/settings.json")[2])
+    assert settings == {
+        "model": "export",
+        "localModelPath": "/models/",
+        "dtype": "fp32",
+        "maxSourceLength": 24,
+    }
+    assert get(fake_server, "/settings.json", "HEAD")[2] == b""
+    for path in (
+        "/models/export/../secret.txt", "/models/export/%2e%2e/secret.txt", "/models/export/", "/models/export/onnx",
+        "/vendor/other.js", "/package.json", "/secret.txt", "/models/export/missing.json",
+    ):  # fmt: skip
+        assert get(fake_server, path)[0] == 404, path
+    assert get(fake_server, "/models/export/config.json", "POST")[0] == 405
+
+
+# ------------------------------------------------------------------------------------------------- the page
+
+SENTENCES = ["the boy sees a red cat .", "her mother likes a small book ."]
+
+
+def train_tiny_model(folder):
+    """A model trained for a few seconds on synthetic pairs (conftest's grammar), so that it writes French-like
+    output rather than nothing, saved as training saves it."""
+    from conftest import synthetic_pairs
+
+    pairs = synthetic_pairs()[::7]
+    tokenizer = train_tokenizer(
+        [text for pair in pairs for text in pair], vocab_size=200, model_max_length=24
+    )
+    config = TransformerMTConfig(
+        vocab_size=len(tokenizer), d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=24,
+        dropout=0.0, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = TransformerMTForConditionalGeneration(config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3)
+    generator = torch.Generator().manual_seed(0)
+    model.train()
+    for _ in range(100):
+        batch = [pairs[i] for i in torch.randint(len(pairs), (32,), generator=generator).tolist()]
+        inputs = tokenizer(
+            [en for en, _ in batch], text_target=[fr for _, fr in batch], padding=True, return_tensors="pt"
+        )
+        inputs["labels"][inputs["labels"] == tokenizer.pad_token_id] = -100
+        loss = model(**inputs).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.eval()
+    model.generation_config = greedy_generation_config(model, (1.5, 4))
+    return save_model_folder(model, tokenizer, folder)
+
+
+needs_browser = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER),
+    reason="needs Chromium and its driver: apt-get install chromium chromium-driver (.ci/run installs them)",
+)
+needs_js = pytest.mark.skipif(
+    not js_installed(),
+    reason=f"needs transformers.js in {js_cache_dir()}: run `hf-seq2seq web --install-js` first (.ci/run does)",
+)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A tiny trained model folder and its ONNX export (fp32 and int8)."""
+    onnx_export = pytest.importorskip("hf_seq2seq.onnx_export")
+    folder = tmp_path_factory.mktemp("web")
+    model_dir = train_tiny_model(folder / "model")
+    return model_dir, onnx_export.export_onnx(model_dir, folder / "export", quantize="int8")
+
+
+def translate_in_browser(export_dir, lines: list[str], dtype: str | None = None) -> list[str]:
+    """Serve `export_dir`, open the page in a headless Chromium, translate `lines` (one per line of the text
+    box) and return the lines of the output; fails on an error shown by the page or logged in the console."""
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server = make_server(export_dir, port=0, dtype=dtype, install=False)
+    start_in_thread(server)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    wait = WebDriverWait(browser, 90)
+
+    def state() -> str:
+        return browser.find_element(By.TAG_NAME, "body").get_attribute("data-state") or ""
+
+    def status() -> str:
+        return browser.find_element(By.ID, "status").text
+
+    try:
+        browser.get(f"http://127.0.0.1:{server.server_address[1]}/")
+        wait.until(lambda b: state() in ("ready", "error"))
+        assert state() == "ready", status()
+        assert f"{dtype or 'fp32'} ONNX export" in browser.find_element(By.ID, "details").text
+        browser.find_element(By.ID, "source").send_keys("\n".join(lines))
+        browser.find_element(By.ID, "translate").click()
+        wait.until(lambda b: state() == "error" or "Translated in" in status())
+        assert state() == "ready", status()
+        severe = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+        assert not severe, severe  # no failed request (a CDN, the Hub, a missing file) and no error
+        return browser.find_element(By.ID, "output").text.split("\n")
+    finally:
+        browser.quit()
+        server.shutdown()
+        server.server_close()
+
+
+# sentences of the training grammar, three of them in one line longer than the model's 24 source positions
+# (truncated, </s> kept), a word (the length rule stops its translation early), a repetition
+LINES = [
+    "the boy sees a red cat .",
+    "her mother likes a small book .",
+    "the king draws a green boat . the doctor finds a cheap pen . my friend wants a big ball .",
+    "cat",
+    "the the the the",
+]
+
+
+def onnx_runtime_translations(export_dir, lines: list[str], precision: str = "fp32") -> list[str]:
+    """The package's Python ONNX Runtime engine on the same export, one line at a time."""
+    from hf_seq2seq import onnx_export
+
+    if hasattr(onnx_export, "OnnxTranslator") and precision == "fp32":  # the engine as announced
+        engine = onnx_export.OnnxTranslator(export_dir)
+        return [engine.translate_sentences([line])[0] for line in lines]
+    from transformers import AutoTokenizer
+
+    from hf_seq2seq.inference import translate
+
+    model, tokenizer = (
+        onnx_export.load_onnx_model(export_dir, precision),
+        AutoTokenizer.from_pretrained(export_dir),
+    )
+    return [translate(model, tokenizer, [line])[0] for line in lines]
+
+
+@needs_browser
+@needs_js
+@pytest.mark.slow  # training, the export (the bulk: ~1 min on 2 busy cores) and two browser sessions
+def test_the_page_translates_in_the_browser_as_the_python_engines_do(exported):
+    from hf_seq2seq.inference import load_model_and_tokenizer, translate
+
+    model_dir, export_dir = exported
+    model, tokenizer = load_model_and_tokenizer(model_dir, device="cpu")
+    # one line at a time, as the page translates them (in a batch, the length rule follows the longest source)
+    expected = [translate(model, tokenizer, [line])[0] for line in LINES]
+    assert expected[0] == "le garçon voit un chat rouge ."  # it learnt something
+    assert onnx_runtime_translations(export_dir, LINES) == expected
+    assert translate_in_browser(export_dir, LINES) == expected
+
+    # the int8 graphs: the Python engine's translations of the same graphs (on sentences of the training
+    # grammar, whose best tokens win by a wide margin: int8 kernels of wasm and of a native CPU may round apart)
+    quantized = onnx_runtime_translations(export_dir, LINES[:2], "int8")
+    assert translate_in_browser(export_dir, LINES[:2], dtype="q8") == quantized
