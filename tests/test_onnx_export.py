@@ -10,9 +10,12 @@ from transformers import AutoTokenizer, MarianConfig, MarianMTModel
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import main as cli
+from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import save_model_folder
+from hf_seq2seq.inference import translate
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
+from hf_seq2seq.translator import load_translator
 
 pytest.importorskip("onnxruntime")
 import onnx  # noqa: E402
@@ -216,3 +219,20 @@ def test_refuses_other_models_and_an_existing_folder(tokenizer, tmp_path, export
         load_onnx_model(folder)
     with pytest.raises(SystemExit):
         cli(["export", "onnx", str(folder), str(tmp_path / "x"), "--quantization", "int8"])
+
+
+def test_onnxruntime_engine_translates_as_the_torch_engine(exported, tmp_path, capsys):
+    """`--engine onnxruntime`: the same batching, blank lines, sentence splitting and length rule as torch."""
+    folder, export = exported
+    texts = ["the cat sat on the mat . where is the dog ?", "", "i like green apples and red cheese .", "dog"]
+    torch_engine, onnx_engine = load_translator(folder), load_translator(export, engine="onnxruntime")
+    assert (onnx_engine.engine, onnx_engine.parameters) == ("onnxruntime", torch_engine.parameters)
+    for split in (False, True):
+        expected = translate(torch_engine, texts, batch_size=2, split_sentences=split)
+        assert translate(onnx_engine, texts, batch_size=2, split_sentences=split) == expected
+    beams = Decoding(num_beams=3)
+    assert translate(onnx_engine, texts, decoding=beams) == translate(torch_engine, texts, decoding=beams)
+    source = tmp_path / "source.txt"
+    source.write_text("\n".join(texts) + "\n")
+    cli(["translate", str(export), "--engine", "onnxruntime", "--input-file", str(source)])
+    assert capsys.readouterr().out.splitlines() == translate(torch_engine, texts, split_sentences=True)

@@ -249,32 +249,22 @@ LINES = [
 
 def onnx_runtime_translations(export_dir, lines: list[str], precision: str = "fp32") -> list[str]:
     """The package's Python ONNX Runtime engine on the same export, one line at a time."""
-    from hf_seq2seq import onnx_export
+    from hf_seq2seq.onnx_export import OnnxTranslator
 
-    if hasattr(onnx_export, "OnnxTranslator") and precision == "fp32":  # the engine as announced
-        engine = onnx_export.OnnxTranslator(export_dir)
-        return [engine.translate_sentences([line])[0] for line in lines]
-    from transformers import AutoTokenizer
-
-    from hf_seq2seq.inference import translate
-
-    model, tokenizer = (
-        onnx_export.load_onnx_model(export_dir, precision),
-        AutoTokenizer.from_pretrained(export_dir),
-    )
-    return [translate(model, tokenizer, [line])[0] for line in lines]
+    engine = OnnxTranslator(export_dir, precision)
+    return [engine.translate_sentences([line])[0] for line in lines]
 
 
 @needs_browser
 @needs_js
 @pytest.mark.slow  # training, the export (the bulk: ~1 min on 2 busy cores) and two browser sessions
 def test_the_page_translates_in_the_browser_as_the_python_engines_do(exported):
-    from hf_seq2seq.inference import load_model_and_tokenizer, translate
+    from hf_seq2seq.translator import load_translator
 
     model_dir, export_dir = exported
-    model, tokenizer = load_model_and_tokenizer(model_dir, device="cpu")
+    engine = load_translator(model_dir)
     # one line at a time, as the page translates them (in a batch, the length rule follows the longest source)
-    expected = [translate(model, tokenizer, [line])[0] for line in LINES]
+    expected = [engine.translate_sentences([line])[0] for line in LINES]
     assert expected[0] == "le garçon voit un chat rouge ."  # it learnt something
     assert onnx_runtime_translations(export_dir, LINES) == expected
     assert translate_in_browser(export_dir, LINES) == expected

@@ -80,8 +80,8 @@ def add_engine_argument(p: argparse.ArgumentParser) -> None:
         choices=ENGINES,
         default="torch",
         help="torch: a saved model folder; ctranslate2: an export of `hf-seq2seq export ctranslate2` "
-        '(needs pip install "hf_seq2seq[deploy]"); onnxruntime: an ONNX export (where the package has '
-        "hf_seq2seq.onnx_export)",
+        '(needs pip install "hf_seq2seq[deploy]"); onnxruntime: an export of `hf-seq2seq export onnx` (needs '
+        'pip install "hf_seq2seq[onnx]")',
     )
 
 
@@ -122,5 +122,5 @@ def add_precision_argument(p: argparse.ArgumentParser) -> None:
         default="fp32",
         help="inference precision of the torch engine: fp32 (as trained), bf16 weights, or int8 weights for the "
         "Linear layers (dynamic quantization, CPU only); a CTranslate2 export keeps the weights it was exported "
-        "with",
+        "with; an ONNX export runs its fp32 or (exported with --quantize int8) int8 graphs",
     )

@@ -27,7 +27,9 @@ def build_parser():
         "hf-seq2seq serve runs/cpu --port 5000\n  curl -s localhost:5000/translate -H 'Content-Type: "
         'application/json\' -d \'{"q": "How are you?", "source": "en", "target": "fr"}\'',
     )
-    p.add_argument("model", help="a saved model folder (with --engine ctranslate2: an export folder)")
+    p.add_argument(
+        "model", help="a saved model folder (with --engine ctranslate2 or onnxruntime: an export folder)"
+    )
     add_engine_argument(p)
     add_precision_argument(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")

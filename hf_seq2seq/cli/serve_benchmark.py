@@ -14,7 +14,9 @@ def build_parser():
         'Needs the serve extra: pip install "hf_seq2seq[serve]".',
         "hf-seq2seq serve-benchmark runs/cpu --data-path ../shared/data/fra-eng/fra.txt --json serve_cpu.json",
     )
-    p.add_argument("model", help="a saved model folder (with --engine ctranslate2: an export folder)")
+    p.add_argument(
+        "model", help="a saved model folder (with --engine ctranslate2 or onnxruntime: an export folder)"
+    )
     add_engine_argument(p)
     add_precision_argument(p)
     p.add_argument("--data-path", help="local fra.txt (default: $HF_SEQ2SEQ_FRA_ENG or download)")

@@ -20,7 +20,9 @@ def build_parser():
         "back with its own spacing (--no-split to translate each text whole).",
         'hf-seq2seq translate runs/cpu "How are you?" "Where is the station?"',
     )
-    p.add_argument("model", help="a saved model folder (with --engine ctranslate2: an export folder)")
+    p.add_argument(
+        "model", help="a saved model folder (with --engine ctranslate2 or onnxruntime: an export folder)"
+    )
     p.add_argument("sentences", nargs="*", help="sentences to translate (default: --input-file or stdin)")
     p.add_argument("--input-file", help="plain text, one sentence per line")
     p.add_argument("--batch-size", type=int, default=64)
