@@ -22,6 +22,8 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from importlib.metadata import version
+from importlib.util import find_spec
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -515,7 +517,7 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def run_ctranslate2_benchmark(
+def run_exports_benchmark(
     model_dir: str,
     data_path: str | None = None,
     max_samples: int | None = None,
@@ -525,8 +527,9 @@ def run_ctranslate2_benchmark(
     repeats: int = 3,
     intra_threads: tuple[int, ...] = (1, 2),
 ) -> dict:
-    """Quality and CPU speed of the CTranslate2 exports of a trained model folder (float32 and int8, written
-    to a temporary folder) against its `generate()` and Marian's at the same size.
+    """Quality and CPU speed of the CTranslate2 exports (float32 and int8) and the ONNX export (fp32 and int8
+    graphs, on ONNX Runtime; where the onnx extra is installed) of a trained model folder, written to a
+    temporary folder, against its `generate()` and Marian's at the same size.
 
     Quality, on the fra-eng test split (greedy, the saved length rule): the share of sentences whose float32
     and int8 translations are identical to `generate()`'s, and BLEU of all three. Speed, on the split's first
@@ -557,6 +560,15 @@ def run_ctranslate2_benchmark(
         hypotheses = {"generate": translate(TorchTranslator(model, tokenizer), sources, batch_size)}
         for q, folder in exports.items():
             hypotheses[q] = translate(CTranslate2Translator(folder), sources, batch_size)
+        onnx_models = {}
+        if find_spec("onnxruntime") is not None:
+            from .onnx_export import PRECISIONS, OnnxTranslator, export_onnx
+
+            onnx_dir = export_onnx(model_dir, f"{tmp}/onnx", quantize="int8")
+            for precision in PRECISIONS:
+                onnx_translator = OnnxTranslator(onnx_dir, precision)
+                hypotheses[f"onnxruntime {precision}"] = translate(onnx_translator, sources, batch_size)
+                onnx_models[f"onnxruntime {precision}"] = onnx_translator.model
         quality = {
             name: {
                 "bleu": score_translations(hyps, references)["bleu"],
@@ -584,6 +596,9 @@ def run_ctranslate2_benchmark(
                     engines[f"ct2 {compute_type} {threads} thr"] = ctranslate2_fn(
                         translator, tokenizer, new_tokens
                     )
+        engines |= {
+            name: generate_fn(onnx_model, new_tokens, None) for name, onnx_model in onnx_models.items()
+        }
 
         def batch_of(texts: list[str]) -> dict:
             batch = dict(tokenizer(texts, padding=True, return_tensors="pt"))
@@ -617,6 +632,7 @@ def run_ctranslate2_benchmark(
         ),
         "ct2_force_cpu_isa": os.environ.get("CT2_FORCE_CPU_ISA", "default"),
         "ctranslate2": ctranslate2.__version__,
+        "onnxruntime": version("onnxruntime") if onnx_models else None,
         "torch_threads": torch.get_num_threads(),
         "cpu": platform.processor() or "cpu",
     }
@@ -634,10 +650,11 @@ def ctranslate2_fn(translator, tokenizer, new_tokens: int) -> Callable[[dict], N
     return run
 
 
-def format_ctranslate2_table(result: dict) -> str:
+def format_exports_table(result: dict) -> str:
     lines = [
         f"{result['model']}: {result['test_sentences']} test sentences; CTranslate2 {result['ctranslate2']}, "
-        f"ISA {result['ct2_force_cpu_isa']}, torch {result['torch_threads']} threads",
+        f"ISA {result['ct2_force_cpu_isa']}, ONNX Runtime {result.get('onnxruntime')}, torch "
+        f"{result['torch_threads']} threads",
         f"{'':22}{'BLEU':>8}{'identical to generate()':>26}",
     ]
     for name, q in result["quality"].items():

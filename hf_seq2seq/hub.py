@@ -57,6 +57,7 @@ CARD_TEMPLATE = "model_card_template.md"
 """Jinja template of the model card, shipped as package data next to this module."""
 RESULTS_DIR = "results"
 CTRANSLATE2_DIR = "ctranslate2"  # the CTranslate2 export, with `push --with-ctranslate2`
+ONNX_DIR = "onnx"  # the ONNX export's graphs and config, with `push --with-onnx`
 """Folder of the Hub folder that holds the published results, one JSON file each."""
 
 DATASET_ID = "tatoeba"
@@ -229,6 +230,7 @@ def render_model_card(
     repo_id: str,
     ctranslate2: str | None = None,
     space: str | None = None,
+    onnx: bool = False,
 ) -> ModelCard:
     """The model card of ``model`` as it will be published under ``repo_id``, with every result of ``reports``.
 
@@ -236,7 +238,8 @@ def render_model_card(
     built with ``ModelCardData`` and ``EvalResult``; the text is ``model_card_template.md`` filled with the
     model's configuration. The first result is the headline one (training's test split when there is one).
     ``ctranslate2`` (a quantization) says the repository carries a CTranslate2 export in ``ctranslate2/``;
-    ``space`` (a Space repo id) links the card to the Gradio demo of the model there.
+    ``space`` (a Space repo id) links the card to the Gradio demo of the model there; ``onnx`` says the
+    repository carries the ONNX export in ``onnx/`` (and the card shows how to load it from JavaScript and Python).
     """
     check_repo_id(repo_id)
     reports = [report.published() for report in reports]
@@ -311,6 +314,7 @@ def render_model_card(
         repo_id=repo_id,
         ctranslate2=ctranslate2,
         space=space,
+        onnx=onnx,
         model_type=config.model_type,
         source_language=_language_name(report.source_lang),
         target_language=_language_name(report.target_lang),
@@ -362,6 +366,7 @@ def build_hub_folder(
     reports: Sequence[str | os.PathLike[str]] = (),
     ctranslate2: str | None = None,
     space: str | None = None,
+    onnx: bool = False,
 ) -> Path:
     """Build in ``output_dir`` (new or empty) the exact folder that goes to the Hub as ``repo_id``.
 
@@ -371,7 +376,9 @@ def build_hub_folder(
     ``generation_config.json``; then the results (see :func:`load_reports`) in ``results/`` and the model card
     ``README.md``. With ``ctranslate2`` (a quantization, e.g. "int8"), also the CTranslate2 export of the model
     in ``ctranslate2/`` (`hf_seq2seq.export`), which the card shows how to use. With ``space`` (a Space repo
-    id), the card links to the model's demo there (see :func:`push_to_hub`). Returns the folder.
+    id), the card links to the model's demo there (see :func:`push_to_hub`). With ``onnx``, also the ONNX
+    export's ``onnx/`` folder (`hf_seq2seq.onnx_export`: fp32 and int8 graphs and their Marian-type config), where
+    transformers.js looks for a Hub model's graphs. Returns the folder.
     """
     check_repo_id(repo_id)
     trained_dir = check_model_folder(trained_dir)
@@ -395,7 +402,13 @@ def build_hub_folder(
         from .export import export_ctranslate2
 
         export_ctranslate2(output, output / CTRANSLATE2_DIR, quantization=ctranslate2)
-    render_model_card(model, tokenizer, results, repo_id, ctranslate2, space).save(output / "README.md")
+    if onnx:
+        from .onnx_export import SUBFOLDER, export_onnx
+
+        with tempfile.TemporaryDirectory() as scratch:
+            export = export_onnx(output, Path(scratch) / "export", quantize="int8")
+            shutil.copytree(export / SUBFOLDER, output / ONNX_DIR)
+    render_model_card(model, tokenizer, results, repo_id, ctranslate2, space, onnx).save(output / "README.md")
     return output
 
 
@@ -510,6 +523,7 @@ def push_to_hub(
     reports: Sequence[str | os.PathLike[str]] = (),
     ctranslate2: str | None = None,
     space: str | None = None,
+    onnx: bool = False,
 ) -> PushResult:
     """Build the Hub folder of ``trained_dir`` in ``output_dir``, validate it, and upload it to ``repo_id``.
 
@@ -521,7 +535,8 @@ def push_to_hub(
 
     With ``space`` (a Space repo id, e.g. ``someone/model-demo``), a Gradio Space that loads ``repo_id`` with
     its own code (`hf_seq2seq.demo.write_space`) is built in ``<folder>-space`` beside the model folder,
-    linked from the card, and uploaded after the model as a Space repository.
+    linked from the card, and uploaded after the model as a Space repository. With ``onnx``, the repository
+    also carries the ONNX export in ``onnx/`` (see :func:`build_hub_folder`).
     """
     check_repo_id(repo_id)
     if space is not None:
@@ -531,7 +546,7 @@ def push_to_hub(
     temporary = output_dir is None
     if temporary:
         output_dir = tempfile.mkdtemp(prefix=f"{repo_id.split('/')[1]}-hub-")
-    folder = build_hub_folder(trained_dir, output_dir, repo_id, reports, ctranslate2, space)
+    folder = build_hub_folder(trained_dir, output_dir, repo_id, reports, ctranslate2, space, onnx)
     space_folder = None
     if space is not None:
         from .demo import write_space

@@ -434,6 +434,8 @@ def export_onnx(
         "opset": OPSET,
     }
     (output_dir / EXPORT_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    for name in ("config.json", EXPORT_FILE):  # onnx/ on its own is what a Hub repository carries (`push`)
+        shutil.copyfile(output_dir / name, onnx_dir / name)
     return output_dir
 
 
@@ -544,9 +546,15 @@ class OnnxSeq2SeqLM(PreTrainedModel, GenerationMixin):
         return Seq2SeqLMOutput(logits=logits, past_key_values=cache)
 
 
-def is_onnx_export(folder: str | os.PathLike[str]) -> bool:
-    metadata = Path(folder) / EXPORT_FILE
-    return metadata.is_file() and json.loads(metadata.read_text(encoding="utf-8")).get("format") == "onnx"
+def export_files(folder: str | os.PathLike[str]) -> Path | None:
+    """Where the ONNX export's own `config.json` and metadata are: `folder` (an export of :func:`export_onnx`),
+    or its `onnx/` (a Hub repository of `hf-seq2seq push --with-onnx`, whose top is the PyTorch model); None
+    when `folder` holds no ONNX export."""
+    for place in (Path(folder) / SUBFOLDER, Path(folder)):
+        metadata = place / EXPORT_FILE
+        if metadata.is_file() and json.loads(metadata.read_text(encoding="utf-8")).get("format") == "onnx":
+            return place
+    return None
 
 
 def load_onnx_model(
@@ -554,7 +562,8 @@ def load_onnx_model(
 ) -> OnnxSeq2SeqLM:
     """The export of `export_dir` as an `OnnxSeq2SeqLM`: its fp32 graphs, or the int8 ones (`precision`)."""
     export_dir = Path(export_dir)
-    if not is_onnx_export(export_dir):
+    place = export_files(export_dir)
+    if place is None:
         raise OnnxExportError(f"{export_dir} is not an export of `hf-seq2seq export onnx` (no {EXPORT_FILE})")
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
@@ -569,7 +578,7 @@ def load_onnx_model(
     sessions = [
         onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"]) for file in files
     ]
-    model = OnnxSeq2SeqLM(MarianConfig.from_pretrained(export_dir), *sessions)
+    model = OnnxSeq2SeqLM(MarianConfig.from_pretrained(place), *sessions)
     model.generation_config = GenerationConfig.from_pretrained(export_dir)
     return model.eval()
 
@@ -584,7 +593,7 @@ class OnnxTranslator(Translator):
         self.model = load_onnx_model(export_dir, precision, threads)
         self.tokenizer = AutoTokenizer.from_pretrained(export_dir)
         self.precision = precision
-        metadata = json.loads((Path(export_dir) / EXPORT_FILE).read_text(encoding="utf-8"))
+        metadata = json.loads((export_files(export_dir) / EXPORT_FILE).read_text(encoding="utf-8"))
         self.parameters, self.max_source_length = metadata["parameters"], metadata["max_source_length"]
 
     @property

@@ -5,7 +5,7 @@ decoding step is one graph (a graph break fails)."""
 
 import pytest
 import torch
-from conftest import BOS, PAD, tiny_config
+from helpers import BOS, PAD, tiny_config
 from transformers import CompileConfig
 from transformers.cache_utils import EncoderDecoderCache, StaticCache
 

@@ -12,8 +12,8 @@ import zipfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-from conftest import FRA_TXT as REAL_FRA_TXT  # noqa: E402
 from datasets import DatasetDict, IterableDataset, IterableDatasetDict  # noqa: E402
+from helpers import FRA_TXT as REAL_FRA_TXT  # noqa: E402
 
 from hf_seq2seq import data  # noqa: E402
 from hf_seq2seq.data import (  # noqa: E402

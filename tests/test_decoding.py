@@ -9,7 +9,7 @@ import types
 
 import pytest
 import torch
-from conftest import BOS, EOS, PAD, tiny_config
+from helpers import BOS, EOS, PAD, tiny_config
 from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
 from hf_seq2seq import TransformerMTForConditionalGeneration, modeling_transformer_mt

@@ -1,6 +1,6 @@
 """Several processes on CPU (gloo): `torchrun` and `accelerate launch` run `scripts/train.py` unchanged.
 
-The data is the small synthetic English-French corpus of `conftest.synthetic_pairs`, written to `tmp_path` (some
+The data is the small synthetic English-French corpus of `helpers.synthetic_pairs`, written to `tmp_path` (some
 sources have two translations, so validation and test use several references), so nothing is downloaded or
 skipped.
 """
@@ -19,8 +19,8 @@ import psutil
 import pytest
 import torch
 from accelerate.data_loader import prepare_data_loader
-from conftest import ROOT, synthetic_pairs, write_fra_txt
 from datasets import Dataset
+from helpers import ROOT, synthetic_pairs, write_fra_txt
 from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM, EvalPrediction, Seq2SeqTrainingArguments
 

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT
+from helpers import ROOT
 from transformers import MarianConfig
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
@@ -209,7 +209,7 @@ def cli_translate(argv, capsys) -> list[str]:
 
 
 def test_the_hub_folder_can_carry_the_export(tmp_path):
-    from conftest import REPO_ID, make_trained_folder
+    from helpers import REPO_ID, make_trained_folder
 
     from hf_seq2seq.hub import build_hub_folder
 

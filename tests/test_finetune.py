@@ -7,8 +7,8 @@ import os
 
 import pytest
 import torch
-from conftest import REPO_ID, TOKENIZER_IDS, make_trained_folder, tiny_args, tiny_tokenizer
 from datasets import Dataset
+from helpers import REPO_ID, TOKENIZER_IDS, make_trained_folder, tiny_args, tiny_tokenizer
 from transformers import (
     AutoModelForSeq2SeqLM,
     AutoTokenizer,

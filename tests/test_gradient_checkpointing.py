@@ -5,7 +5,7 @@ import warnings
 
 import pytest
 import torch
-from conftest import PAD, TINY_VOCAB, tiny_args, tiny_config
+from helpers import PAD, TINY_VOCAB, tiny_args, tiny_config
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_seq2seq import TransformerMTForConditionalGeneration

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ID, REPORT, make_trained_folder
+from helpers import REPO_ID, REPORT, make_trained_folder
 from huggingface_hub import HfApi, ModelCard
 
 from hf_seq2seq import hub
@@ -305,6 +305,7 @@ def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys
         "reports": [],
         "ctranslate2": None,
         "space": None,
+        "onnx": False,
     }
     assert "Dry run: nothing uploaded" in capsys.readouterr().out
     assert push_cli.main(["runs/base", REPO_ID, "--dry-run", "--with-space"]) == 0

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import make_trained_folder
+from helpers import make_trained_folder
 from transformers import AutoModelForSeq2SeqLM
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration

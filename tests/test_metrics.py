@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 import sacrebleu
-from conftest import VOCAB, tiny_tokenizer
+from helpers import VOCAB, tiny_tokenizer
 from transformers import EvalPrediction, PreTrainedTokenizerFast
 
 from hf_seq2seq.metrics import (

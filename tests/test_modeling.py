@@ -10,7 +10,7 @@ import pytest
 import synthetic_task
 import torch
 import torch.nn.functional as F
-from conftest import BOS, PAD, TINY_VOCAB, tiny_config
+from helpers import BOS, PAD, TINY_VOCAB, tiny_config
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 from transformers.modeling_outputs import Seq2SeqLMOutput
 

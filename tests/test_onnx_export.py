@@ -2,13 +2,14 @@
 `generate()` on ONNX Runtime, int8 graphs, the refusal of other folders, and the command."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
 import torch
 from transformers import AutoTokenizer, MarianConfig, MarianMTModel
 
-from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, hub
 from hf_seq2seq.cli import main as cli
 from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import save_model_folder
@@ -24,6 +25,7 @@ import onnxruntime  # noqa: E402
 from hf_seq2seq.onnx_export import (  # noqa: E402
     PRECISIONS,
     OnnxExportError,
+    OnnxTranslator,
     cache_names,
     export_onnx,
     load_onnx_model,
@@ -236,3 +238,26 @@ def test_onnxruntime_engine_translates_as_the_torch_engine(exported, tmp_path, c
     source.write_text("\n".join(texts) + "\n")
     cli(["translate", str(export), "--engine", "onnxruntime", "--input-file", str(source)])
     assert capsys.readouterr().out.splitlines() == translate(torch_engine, texts, split_sentences=True)
+
+
+def test_push_with_onnx_puts_the_export_where_transformers_js_looks(trained, tmp_path):
+    """`hf-seq2seq push --with-onnx`: the graphs and their Marian-type config in the repository's onnx/, the
+    PyTorch model untouched at the top, a card that shows both loaders, and what the card's Python downloads
+    (onnx/, the tokenizer, the generation config) translates as the PyTorch model does."""
+    folder = hub.build_hub_folder(trained, tmp_path / "hub", "someone/tiny-en-fr", onnx=True)
+    assert json.loads((folder / "config.json").read_text())["model_type"] == "transformer_mt"
+    assert json.loads((folder / "onnx" / "config.json").read_text())["model_type"] == "marian"
+    for name in ("encoder_model", "decoder_model_merged"):
+        assert (folder / "onnx" / f"{name}.onnx").is_file() and (
+            folder / "onnx" / f"{name}_quantized.onnx"
+        ).is_file()
+    card = (folder / "README.md").read_text()
+    assert 'subfolder: "onnx"' in card and "OnnxTranslator(folder" in card
+
+    download = tmp_path / "download"  # snapshot_download(..., allow_patterns=["onnx/*", "tokenizer*", ...])
+    shutil.copytree(folder / "onnx", download / "onnx")
+    for path in [*folder.glob("tokenizer*"), folder / "generation_config.json"]:
+        shutil.copyfile(path, download / path.name)
+    sentences = ["the cat sat on the mat", "where is the dog"]
+    expected = load_translator(folder).translate_sentences(sentences)
+    assert OnnxTranslator(download).translate_sentences(sentences) == expected

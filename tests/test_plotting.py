@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import ENGLISH, FRENCH, SPECIAL, TOKENIZER_IDS, VOCAB, tiny_config, tiny_tokenizer
 from datasets import Dataset
+from helpers import ENGLISH, FRENCH, SPECIAL, TOKENIZER_IDS, VOCAB, tiny_config, tiny_tokenizer
 from PIL import Image
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 from transformers.modeling_outputs import Seq2SeqLMOutput

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 import torch
-from conftest import PAD, tiny_config
+from helpers import PAD, tiny_config
 from torch import nn
 from transformers import GenerationMixin
 

@@ -17,7 +17,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import make_trained_folder
+from helpers import make_trained_folder
 
 SENTENCE = "the cat sat on the mat"
 

@@ -9,8 +9,8 @@ import unicodedata  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-from conftest import FRA_TXT as REAL_FRA_TXT  # noqa: E402
 from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict  # noqa: E402
+from helpers import FRA_TXT as REAL_FRA_TXT  # noqa: E402
 from transformers import AutoTokenizer, PreTrainedTokenizerFast  # noqa: E402
 
 from hf_seq2seq.tokenization import iter_texts, tokenize_dataset, train_tokenizer  # noqa: E402

@@ -10,7 +10,7 @@ import time
 
 import pytest
 import torch
-from conftest import ROOT, tiny_args
+from helpers import ROOT, tiny_args
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
 from hf_seq2seq.cli import evaluate as evaluate_cli

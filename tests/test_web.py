@@ -143,9 +143,9 @@ SENTENCES = ["the boy sees a red cat .", "her mother likes a small book ."]
 
 
 def train_tiny_model(folder):
-    """A model trained for a few seconds on synthetic pairs (conftest's grammar), so that it writes French-like
+    """A model trained for a few seconds on synthetic pairs (the grammar of helpers.py), so that it writes French-like
     output rather than nothing, saved as training saves it."""
-    from conftest import synthetic_pairs
+    from helpers import synthetic_pairs
 
     pairs = synthetic_pairs()[::7]
     tokenizer = train_tokenizer(

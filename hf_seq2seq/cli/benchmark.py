@@ -47,12 +47,17 @@ def build_parser():
         "torch.compile), at fp32 and each --precision but int8; compilation is not timed",
     )
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
-    ct2 = p.add_argument_group("CTranslate2 exports of a trained model (needs the deploy extra)")
+    ct2 = p.add_argument_group(
+        "exports of a trained model (needs the deploy extra; ONNX rows: the onnx extra)"
+    )
     ct2.add_argument(
+        "--exports",
         "--ctranslate2",
+        dest="exports",
         metavar="MODEL_DIR",
-        help="instead: export MODEL_DIR (float32, int8) and compare agreement, BLEU on the fra-eng test split and "
-        "speed with its generate() and Marian's (set CT2_FORCE_CPU_ISA to try another ISA)",
+        help="instead: export MODEL_DIR to CTranslate2 (float32, int8) and ONNX (fp32, int8) and compare agreement, "
+        "BLEU on the fra-eng test split and speed with its generate() and Marian's (set CT2_FORCE_CPU_ISA to try "
+        "another ISA)",
     )
     ct2.add_argument("--data-path", help="local fra.txt (default: $HF_SEQ2SEQ_FRA_ENG or download)")
     ct2.add_argument("--max-samples", type=int, help="test sentences for agreement and BLEU (default: all)")
@@ -63,20 +68,20 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     quiet_transformers()
     from ..benchmark import (
-        format_ctranslate2_table,
+        format_exports_table,
         format_table,
         run_benchmark,
-        run_ctranslate2_benchmark,
+        run_exports_benchmark,
     )
 
     settings = QUICK if args.quick else dict(repeats=args.repeats, latency_runs=args.latency_runs)
-    if args.ctranslate2:
+    if args.exports:
         if args.quick:
             settings = dict(settings, batch_size=QUICK_BATCH_SIZE)
-        result = run_ctranslate2_benchmark(
-            args.ctranslate2, data_path=args.data_path, max_samples=args.max_samples, **settings
+        result = run_exports_benchmark(
+            args.exports, data_path=args.data_path, max_samples=args.max_samples, **settings
         )
-        return print_result(result, format_ctranslate2_table(result), args.json)
+        return print_result(result, format_exports_table(result), args.json)
     if args.quick:
         settings = dict(
             settings,

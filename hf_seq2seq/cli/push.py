@@ -42,6 +42,12 @@ def build_parser():
         help="also put a CTranslate2 export (default int8) in the repo's ctranslate2/ folder (deploy extra)",
     )
     p.add_argument(
+        "--with-onnx",
+        action="store_true",
+        help="also put the ONNX export (fp32 and int8 graphs, for ONNX Runtime and transformers.js) in the repo's "
+        "onnx/ folder (onnx extra)",
+    )
+    p.add_argument(
         "--with-space",
         nargs="?",
         const="",
@@ -71,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             sentence=args.sentence,
             reports=args.report,
             ctranslate2=args.with_ctranslate2,
+            onnx=args.with_onnx,
             space=(args.with_space or f"{args.repo_id}-demo") if args.with_space is not None else None,
         )
     except (

@@ -1,0 +1,194 @@
+"""Plain helpers several test files share (`from helpers import ...`): the real corpus's path, a synthetic corpus,
+a tiny word-level model folder, the flags of a tiny training run. The fixtures built on them are in conftest.py."""
+
+import itertools
+import random
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast
+
+from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
+from hf_seq2seq.folder import register_pipeline, save_model_folder
+from hf_seq2seq.report import EvalReport
+from hf_seq2seq.training import greedy_generation_config
+
+ROOT = Path(__file__).resolve().parents[1]
+FRA_TXT = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"  # the real corpus, for tests about it alone
+
+# A synthetic English-French corpus: every "<subject> <verb> a <adjective> <noun> ." in both languages
+SUBJECTS = [
+    ("the boy", "le garçon"),
+    ("the girl", "la fille"),
+    ("my friend", "mon ami"),
+    ("the teacher", "le professeur"),
+    ("his father", "son père"),
+    ("her mother", "sa mère"),
+    ("the king", "le roi"),
+    ("the doctor", "le médecin"),
+    ("our neighbour", "notre voisin"),
+    ("the child", "l'enfant"),
+]
+VERBS = [
+    ("sees", "voit"),
+    ("likes", "aime"),
+    ("wants", "veut"),
+    ("finds", "trouve"),
+    ("draws", "dessine"),
+    ("buys", "achète"),
+]
+ADJECTIVES = [
+    ("red", "rouge"),
+    ("blue", "bleu"),
+    ("black", "noir"),
+    ("green", "vert"),
+    ("small", "petit"),
+    ("white", "blanc"),
+    ("big", "grand"),
+    ("cheap", "bon marché"),
+]
+NOUNS = [
+    ("cat", "chat"),
+    ("dog", "chien"),
+    ("book", "livre"),
+    ("bike", "vélo"),
+    ("boat", "bateau"),
+    ("pen", "stylo"),
+    ("train", "train"),
+    ("hat", "chapeau"),
+    ("truck", "camion"),
+    ("ball", "ballon"),
+]
+
+
+def synthetic_pairs() -> list[tuple[str, str]]:
+    """4800 unique sources; those with "likes" have a second translation (some rows have two references)."""
+    pairs = []
+    for (s_en, s_fr), (v_en, v_fr), (a_en, a_fr), (n_en, n_fr) in itertools.product(
+        SUBJECTS, VERBS, ADJECTIVES, NOUNS
+    ):
+        source = f"{s_en} {v_en} a {a_en} {n_en} ."
+        pairs.append((source, f"{s_fr} {v_fr} un {n_fr} {a_fr} ."))
+        if v_en == "likes":
+            pairs.append((source, f"{s_fr} adore un {n_fr} {a_fr} ."))
+    return pairs
+
+
+def write_fra_txt(path: Path, seed: int | None = None) -> Path:
+    """The synthetic corpus as a fra.txt (`English<TAB>French` lines): in generation order, or with `seed`
+    in a seeded random order (so that its first few hundred pairs mix every subject, verb and noun)."""
+    pairs = synthetic_pairs()
+    if seed is not None:
+        random.Random(seed).shuffle(pairs)
+    path.write_text("".join(f"{en}\t{fr}\n" for en, fr in pairs), encoding="utf-8")
+    return path
+
+
+# the words of `tiny_tokenizer`
+ENGLISH = (
+    "how are you ? i like cheese . good morning thank ! the a cat dog sat on mat is here big small red house"
+)
+FRENCH = "comment allez vous je aime le fromage bonjour merci la chat chien est sur tapis ici grand rouge"
+SPECIAL = ["<pad>", "</s>", "<unk>"]  # the project tokenizer's layout: pad 0, eos 1, unk 2, no bos
+VOCAB = {token: i for i, token in enumerate(SPECIAL + ENGLISH.split() + FRENCH.split())}
+# the special ids of a model over `tiny_tokenizer`'s vocabulary; the decoder starts from pad, like the project's
+TOKENIZER_IDS = dict(
+    pad_token_id=VOCAB["<pad>"],
+    bos_token_id=None,
+    eos_token_id=VOCAB["</s>"],
+    decoder_start_token_id=VOCAB["<pad>"],
+)
+# ids of the tiny random networks (no tokenizer): pad, bos (= decoder start), eos, vocabulary size
+PAD, BOS, EOS, TINY_VOCAB = 0, 1, 2, 40
+REPO_ID = "someone/tiny-en-fr"
+REPORT = EvalReport(
+    bleu=12.3456,
+    chrf=34.5678,
+    bleu_signature="nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1",
+    chrf_signature="nrefs:var|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.5.1",
+    num_sentences=7,
+    num_references=3,
+    training={
+        "preset": "tiny",
+        "global_step": 3,
+        "learning_rate": 0.0007,
+        "best_checkpoint": "/home/me/run/ckpt-3",
+    },
+)
+
+
+def tiny_config(**overrides) -> TransformerMTConfig:
+    """A 2+2-layer, d_model 32 network config over TINY_VOCAB ids, dropout off; `overrides` change any field."""
+    kwargs = dict(
+        vocab_size=TINY_VOCAB,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=48,
+        dropout=0.0,
+        max_position_embeddings=64,
+        pad_token_id=PAD,
+        bos_token_id=BOS,
+        eos_token_id=EOS,
+        decoder_start_token_id=BOS,
+    )
+    return TransformerMTConfig(**(kwargs | overrides))
+
+
+def tiny_tokenizer() -> PreTrainedTokenizerFast:
+    """A word-level tokenizer over `ENGLISH` and `FRENCH` that appends `</s>`, wrapped for `AutoTokenizer`."""
+    backend = Tokenizer(models.WordLevel(VOCAB, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    backend.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", VOCAB["</s>"])]
+    )
+    backend.decoder = decoders.WordPiece(prefix="##", cleanup=False)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="<pad>", eos_token="</s>", unk_token="<unk>", model_max_length=32
+    )
+
+
+def make_trained_folder(path: Path, seed: int = 0, report: EvalReport | None = REPORT) -> Path:
+    """A folder as training saves it: a tiny random model (ids matching `tiny_tokenizer`), its tokenizer, the
+    pipeline code, the saved greedy decoding, and (unless `report` is None) a test report."""
+    torch.manual_seed(seed)
+    config = TransformerMTConfig(
+        vocab_size=len(VOCAB),
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        dropout=0.0,
+        max_position_embeddings=32,
+        **TOKENIZER_IDS,
+    )
+    model = TransformerMTForConditionalGeneration(config)
+    model.generation_config = greedy_generation_config(model, (1.5, 4))
+    register_pipeline(model, "en", "fr")
+    save_model_folder(model, tiny_tokenizer(), path)
+    if report is not None:
+        report.save(path)
+    return path
+
+
+def tiny_args(data_path: Path, output_dir: Path, *extra: str) -> list[str]:
+    """`hf-seq2seq train` flags for a tiny run on the first 300 train pairs of `data_path` (a fra.txt)."""
+    return [
+        "--preset", "tiny",
+        "--data_path", str(data_path),
+        "--output_dir", str(output_dir),
+        "--max_train_samples", "300",
+        "--max_eval_samples", "40",
+        "--max_test_samples", "40",
+        "--per_device_train_batch_size", "32",
+        "--eval_steps", "100",
+        "--save_steps", "100",
+        *extra,
+    ]  # fmt: skip
