@@ -82,6 +82,8 @@ def translate_in_batches(
     """What every engine shares: `translate_batch` (which truncates to `max_source_length` tokens) runs on
     batches of sentences of similar length; blank sentences translate to "" without it; a warning names
     the sentences that are truncated. Returns the translations in the order of `sentences`."""
+    if not sentences:  # e.g. only blank texts, split into no sentence (a tokenizer refuses an empty list)
+        return []
     encoded = tokenizer(list(sentences), add_special_tokens=True, verbose=False)["input_ids"]
     too_long = [i for i, ids in enumerate(encoded) if len(ids) > max_source_length]
     if too_long:

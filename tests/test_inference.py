@@ -181,3 +181,11 @@ def test_an_averaged_folder_is_the_mean_and_loads_and_translates(tmp_path):
     for name, tensor in model.state_dict().items():
         torch.testing.assert_close(tensor, (states[0][name] + states[1][name]) / 2, msg=name)
     assert len(translate(TorchTranslator(model, tokenizer), ["how are you ?", ""])) == 2
+
+
+def test_only_blank_texts_translate_without_an_error(trained):
+    """Blank texts never reach the model: "" each, or as they are when split into sentences (none)."""
+    translator = load_translator(trained)
+    blanks = ["", "  ", "\n"]
+    assert translate(translator, blanks) == ["", "", ""]
+    assert translate(translator, blanks, split_sentences=True) == blanks
