@@ -116,6 +116,13 @@ def test_what_the_command_line_copies_to_avoid_torch_matches_its_source():
     assert export.QUANTIZATIONS == list(QUANTIZATIONS)
     assert serve.EXPORT_FILE == EXPORT_FILE
     assert push.DEFAULT_SENTENCE == hub.DEFAULT_SENTENCE
+    from hf_seq2seq.serve import ServeConfig
+
+    defaults = serve.build_parser().parse_args(["model"])
+    assert (defaults.max_wait_ms, defaults.arrival_gap_ms) == (
+        ServeConfig.max_wait_ms,
+        ServeConfig.arrival_gap_ms,
+    )
 
 
 @pytest.fixture(scope="module")

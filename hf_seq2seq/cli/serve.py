@@ -57,14 +57,14 @@ def build_parser():
     batching.add_argument(
         "--max-wait-ms",
         type=float,
-        default=10.0,
+        default=30.0,
         help="how long a batch that is not full may wait for more requests while the model is idle, from the "
         "oldest request's arrival or the end of the last batch",
     )
     batching.add_argument(
         "--arrival-gap-ms",
         type=float,
-        default=2.0,
+        default=8.0,
         help="a batch that is not full leaves once no request has arrived for this long",
     )
     batching.add_argument(

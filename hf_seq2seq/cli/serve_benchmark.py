@@ -1,6 +1,6 @@
 """`hf-seq2seq serve-benchmark`: load-test `hf-seq2seq serve` on localhost beside the engine's offline speed."""
 
-from ._common import add_engine_argument, add_precision_argument, parser, print_result
+from ._common import add_engine_argument, add_precision_argument, parser, print_result, quiet_transformers
 
 QUICK = dict(concurrency=[1, 8], duration=2.0, warmup=0.5, offline_batch_sizes=[1, 8], offline_seconds=1.0)
 
@@ -42,6 +42,7 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    quiet_transformers()
     from ..serve_benchmark import format_result, load_sentences, run_serve_benchmark
 
     settings = dict(
