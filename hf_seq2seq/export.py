@@ -34,9 +34,8 @@ except ImportError as error:  # an optional extra
         'exporting to or translating with CTranslate2 needs the ctranslate2 package: pip install "hf_seq2seq[deploy]"'
     ) from error
 
-from .configuration_transformer_mt import TransformerMTConfig
 from .decoding import Decoding, translate_in_batches
-from .folder import TOKENIZER_FILES, check_model_folder
+from .folder import TOKENIZER_FILES, ExportError, check_exportable
 from .generation_transformer_mt import length_rule_limit
 from .translator import Translator
 
@@ -53,25 +52,6 @@ ACTIVATIONS = {
 }
 
 
-class ExportError(ValueError):
-    """A folder that cannot be exported (not a `transformer_mt` model), or a folder that is not an export."""
-
-
-def check_exportable(model_dir: str | os.PathLike[str]) -> Path:
-    """Raise `ExportError` unless `model_dir` holds a `transformer_mt` model (naming the type it holds), and
-    `ModelFolderError` when files are missing; return it."""
-    model_dir = Path(model_dir)
-    config_file = model_dir / "config.json"
-    if config_file.is_file():
-        model_type = json.loads(config_file.read_text(encoding="utf-8")).get("model_type")
-        if model_type != TransformerMTConfig.model_type:
-            raise ExportError(
-                f"{model_dir} holds a {model_type!r} model; only {TransformerMTConfig.model_type!r} models "
-                "(this package's) are exported here (Marian, BART and others: ct2-transformers-converter)"
-            )
-    return check_model_folder(model_dir)
-
-
 def vocabulary(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> list[str]:
     """The tokenizer's tokens in id order, with placeholders for ids the model has and the tokenizer lacks."""
     tokens = [None] * vocab_size
@@ -86,7 +66,7 @@ class TransformerMTConverter(Converter):
     """CTranslate2's converter for a saved `transformer_mt` folder: `convert(out_dir, quantization=...)`."""
 
     def __init__(self, model_dir: str | os.PathLike[str]):
-        self.model_dir = check_exportable(model_dir)
+        self.model_dir = check_exportable(model_dir, "ct2-transformers-converter")
 
     def _load(self) -> transformer_spec.TransformerSpec:
         from .modeling_transformer_mt import TransformerMTForConditionalGeneration
@@ -185,6 +165,8 @@ def export_ctranslate2(
     converter = TransformerMTConverter(model_dir)
     if out_dir.resolve() in (converter.model_dir.resolve(), *converter.model_dir.resolve().parents):
         raise ExportError(f"the export folder {out_dir} must not be the model folder or contain it")
+    if out_dir.exists() and not force:
+        raise ExportError(f"{out_dir} exists; choose another folder or replace it (--force, force=True)")
     converter.convert(str(out_dir), quantization=quantization, force=force)
     config = json.loads((converter.model_dir / "config.json").read_text(encoding="utf-8"))
     metadata = {

@@ -10,6 +10,7 @@ evaluate, push, plots, export, demo) checks it here first:
   (transformers 5 has no built-in translation pipeline).
 """
 
+import json
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ from transformers.trainer import TRAINER_STATE_NAME
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from . import pipeline_translation
+from .configuration_transformer_mt import TransformerMTConfig
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 PICKLE_WEIGHT_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -55,6 +57,25 @@ def check_model_folder(folder: str | os.PathLike[str]) -> Path:
     if missing:
         raise ModelFolderError(f"model folder {folder} is missing: {'; '.join(missing)}")
     return folder
+
+
+class ExportError(ValueError):
+    """A folder that cannot be exported (not a `transformer_mt` model), or a folder that is not an export."""
+
+
+def check_exportable(folder: str | os.PathLike[str], elsewhere: str) -> Path:
+    """`check_model_folder`, after an `ExportError` unless `folder` holds this package's model (`transformer_mt`):
+    it names the type the folder holds and `elsewhere`, the tool that exports the others; return the folder."""
+    folder = Path(folder)
+    config_file = folder / "config.json"
+    if config_file.is_file():
+        model_type = json.loads(config_file.read_text(encoding="utf-8")).get("model_type")
+        if model_type != TransformerMTConfig.model_type:
+            raise ExportError(
+                f"{folder} holds a {model_type!r} model; only {TransformerMTConfig.model_type!r} models "
+                f"(this package's) are exported here (Marian, BART and others: {elsewhere})"
+            )
+    return check_model_folder(folder)
 
 
 def pipeline_tasks(source_lang: str, target_lang: str) -> tuple[str, ...]:

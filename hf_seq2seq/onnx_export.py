@@ -30,11 +30,15 @@ special token ids from it and run the graphs as they are, and Marian is a type b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
+import logging
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -60,7 +64,7 @@ except ImportError as error:  # an optional extra
 
 from .configuration_transformer_mt import TransformerMTConfig
 from .decoding import Decoding
-from .folder import check_model_folder
+from .folder import ExportError, check_exportable
 from .translator import Translator
 
 EXPORT_FILE = "hf_seq2seq_export.json"
@@ -77,24 +81,6 @@ MARIAN_FIELDS = (
     "pad_token_id", "eos_token_id", "bos_token_id", "decoder_start_token_id", "scale_embedding",
     "activation_function", "tie_word_embeddings",
 )  # fmt: skip
-
-
-class OnnxExportError(ValueError):
-    """A folder that cannot be exported (not a `transformer_mt` model), or a folder that is not an ONNX export."""
-
-
-def check_exportable(model_dir: str | os.PathLike[str]) -> Path:
-    """`model_dir` if it holds a `transformer_mt` model; `OnnxExportError` naming the type it holds otherwise."""
-    model_dir = Path(model_dir)
-    config_file = model_dir / "config.json"
-    if config_file.is_file():
-        model_type = json.loads(config_file.read_text(encoding="utf-8")).get("model_type")
-        if model_type != TransformerMTConfig.model_type:
-            raise OnnxExportError(
-                f"{model_dir} holds a {model_type!r} model; only {TransformerMTConfig.model_type!r} models "
-                "(this package's) are exported here (Marian, BART and others: Optimum's exporter)"
-            )
-    return check_model_folder(model_dir)
 
 
 # ------------------------------------------------------------------------------------------------- tracing
@@ -304,8 +290,6 @@ def marian_config(config: TransformerMTConfig) -> dict:
 
 def quantize_int8(source: Path, target: Path) -> None:
     """ONNX Runtime's dynamic quantization: int8 weights for MatMul/Gemm, activations quantized on the fly."""
-    import logging
-
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     root = logging.getLogger()  # the quantizer advises its pre-processing on the root logger, for every model
@@ -328,14 +312,14 @@ def export_onnx(
     Returns `output_dir`."""
     from transformers import AutoModelForSeq2SeqLM
 
-    model_dir, output_dir = check_exportable(model_dir), Path(output_dir)
+    model_dir, output_dir = check_exportable(model_dir, "Optimum's exporter"), Path(output_dir)
     if quantize not in (None, "int8"):
-        raise OnnxExportError(f"quantize must be None or 'int8'; got {quantize!r}")
+        raise ExportError(f"quantize must be None or 'int8'; got {quantize!r}")
     if output_dir.resolve() in (model_dir.resolve(), *model_dir.resolve().parents):
-        raise OnnxExportError(f"the export folder {output_dir} must not be the model folder or contain it")
+        raise ExportError(f"the export folder {output_dir} must not be the model folder or contain it")
     if output_dir.exists():
         if not force:
-            raise OnnxExportError(f"{output_dir} exists; choose another folder or replace it (force)")
+            raise ExportError(f"{output_dir} exists; choose another folder or replace it (--force, force=True)")
         shutil.rmtree(output_dir)
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
     model.set_attn_implementation("eager")  # SDPA's `is_causal` cannot be traced for a dynamic target length
@@ -439,28 +423,19 @@ def export_onnx(
     return output_dir
 
 
-class quiet_export:
-    """torch.onnx's export prints its progress and warnings that say nothing about this model (torchvision
-    is not installed, pytree deprecations, dynamic axis names it merged): keep them out of a user's terminal."""
-
-    def __enter__(self):
-        import contextlib
-        import io
-        import logging
-        import warnings
-
-        self.stack = contextlib.ExitStack()
-        self.stack.enter_context(warnings.catch_warnings())
-        warnings.simplefilter("ignore")
-        self.stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
-        logger = logging.getLogger("torch.onnx")
-        level = logger.level
-        logger.setLevel(logging.ERROR)
-        self.stack.callback(logger.setLevel, level)
-        return self
-
-    def __exit__(self, *exc):
-        return self.stack.__exit__(*exc)
+@contextlib.contextmanager
+def quiet_export():
+    """torch.onnx's export prints its progress and warnings that say nothing about this model (torchvision is
+    not installed, pytree deprecations, dynamic axis names it merged): keep them out of a user's terminal."""
+    logger = logging.getLogger("torch.onnx")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 # ------------------------------------------------------------------------------------------------- runtime
@@ -564,13 +539,13 @@ def load_onnx_model(
     export_dir = Path(export_dir)
     place = export_files(export_dir)
     if place is None:
-        raise OnnxExportError(f"{export_dir} is not an export of `hf-seq2seq export onnx` (no {EXPORT_FILE})")
+        raise ExportError(f"{export_dir} is not an export of `hf-seq2seq export onnx` (no {EXPORT_FILE})")
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     suffix = QUANTIZED_SUFFIX if precision == "int8" else ""
     files = [export_dir / SUBFOLDER / f"{name}{suffix}.onnx" for name in (ENCODER, DECODER)]
     if not all(file.is_file() for file in files):
-        raise OnnxExportError(
+        raise ExportError(
             f"{export_dir} has no {precision} graphs ({files[0].name}): export with --quantize int8 for them"
         )
     options = onnxruntime.SessionOptions()

@@ -27,7 +27,7 @@ import onnxruntime  # noqa: E402
 from hf_seq2seq import onnx_export  # noqa: E402
 from hf_seq2seq.onnx_export import (  # noqa: E402
     PRECISIONS,
-    OnnxExportError,
+    ExportError,
     OnnxTranslator,
     cache_names,
     export_onnx,
@@ -217,12 +217,12 @@ def test_refuses_other_models_and_an_existing_folder(tokenizer, tmp_path, export
     marian = tmp_path / "marian"
     MarianMTModel(config).save_pretrained(marian)
     tokenizer.save_pretrained(marian)
-    with pytest.raises(OnnxExportError, match="holds a 'marian' model"):
+    with pytest.raises(ExportError, match="holds a 'marian' model"):
         export_onnx(marian, tmp_path / "out")
     folder, export = exported
-    with pytest.raises(OnnxExportError, match="exists"):
+    with pytest.raises(ExportError, match="exists"):
         export_onnx(folder, export)
-    with pytest.raises(OnnxExportError, match="not an export"):
+    with pytest.raises(ExportError, match="not an export"):
         load_onnx_model(folder)
     with pytest.raises(SystemExit):
         cli(["export", "onnx", str(folder), str(tmp_path / "x"), "--quantization", "int8"])
@@ -273,3 +273,10 @@ def test_push_with_onnx_puts_the_export_where_transformers_js_looks(exported, tm
         shutil.copyfile(path, download / path.name)
     expected = load_translator(hub_folder).translate_sentences(SOURCES)
     assert OnnxTranslator(download).translate_sentences(SOURCES) == expected
+
+
+def test_the_command_names_what_is_wrong_without_a_traceback(exported, tmp_path, capsys):
+    folder, export = exported
+    for argv in (["onnx", str(folder), str(export)], ["onnx", str(export), str(tmp_path / "x")]):
+        with pytest.raises(SystemExit, match="hf-seq2seq export: .*(exists|holds a 'marian' model)"):
+            cli(["export", *argv])
