@@ -12,6 +12,7 @@ from transformers import PreTrainedTokenizerFast
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.folder import register_pipeline, save_model_folder
 from hf_seq2seq.report import EvalReport
+from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,3 +193,37 @@ def tiny_args(data_path: Path, output_dir: Path, *extra: str) -> list[str]:
         "--save_steps", "100",
         *extra,
     ]  # fmt: skip
+
+
+# a random model with large weights over a small trained tokenizer: what the export tests translate with
+RANDOM_MODEL_CORPUS = [
+    "the cat sat on the mat .",
+    "le chat est assis sur le tapis .",
+    "where is the dog ?",
+    "où est le chien ?",
+    "i like green apples and red cheese .",
+    "j'aime les pommes vertes et le fromage rouge .",
+]
+
+
+def random_model_tokenizer():
+    """A BPE tokenizer trained on `RANDOM_MODEL_CORPUS` (120 ids, sources of at most 16 tokens)."""
+    return train_tokenizer(RANDOM_MODEL_CORPUS * 20, vocab_size=120, model_max_length=16)
+
+
+def save_random_model(tokenizer, folder, normalize_before=False, seed=0, length_rule=(1.5, 4)):
+    """A 2+2-layer random model (d_model 32, 4 heads) whose outputs differ from token to token, saved with
+    `tokenizer` and the greedy decoding with `length_rule`."""
+    config = TransformerMTConfig(
+        vocab_size=len(tokenizer), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+        normalize_before=normalize_before, pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    model = TransformerMTForConditionalGeneration(config).eval()
+    with torch.no_grad():  # larger weights than the init, so that random outputs differ from token to token
+        for parameter in model.parameters():
+            parameter.mul_(3.0)
+    model.generation_config = greedy_generation_config(model, length_rule)
+    return save_model_folder(model, tokenizer, folder)

@@ -5,29 +5,17 @@ import sys
 
 import pytest
 import torch
-from helpers import ROOT
+from helpers import ROOT, random_model_tokenizer, save_random_model
 from transformers import MarianConfig
 
-from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import main as cli
 from hf_seq2seq.decoding import Decoding
-from hf_seq2seq.folder import save_model_folder
 from hf_seq2seq.inference import TorchTranslator, evaluate_folder, load_model_and_tokenizer, translate
-from hf_seq2seq.tokenization import train_tokenizer
-from hf_seq2seq.training import greedy_generation_config
 from hf_seq2seq.translator import Translator, load_translator
 
 pytest.importorskip("ctranslate2")
 from hf_seq2seq.export import CTranslate2Translator, ExportError, export_ctranslate2  # noqa: E402
 
-CORPUS = [
-    "the cat sat on the mat .",
-    "le chat est assis sur le tapis .",
-    "where is the dog ?",
-    "où est le chien ?",
-    "i like green apples and red cheese .",
-    "j'aime les pommes vertes et le fromage rouge .",
-]
 SOURCES = [
     "the cat sat on the mat .",
     "where is the dog ?",
@@ -40,23 +28,7 @@ SOURCES = [
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return train_tokenizer(CORPUS * 20, vocab_size=120, model_max_length=16)
-
-
-def save_random_model(tokenizer, folder, normalize_before=False, seed=0, length_rule=(1.5, 4)):
-    config = TransformerMTConfig(
-        vocab_size=len(tokenizer), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
-        normalize_before=normalize_before, pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(seed)
-    model = TransformerMTForConditionalGeneration(config).eval()
-    with torch.no_grad():  # larger weights than the init, so that random outputs differ from token to token
-        for parameter in model.parameters():
-            parameter.mul_(3.0)
-    model.generation_config = greedy_generation_config(model, length_rule)
-    return save_model_folder(model, tokenizer, folder)
+    return random_model_tokenizer()
 
 
 def generate_ids(model, tokenizer, sentences, **kwargs) -> list[list[int]]:

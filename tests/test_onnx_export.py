@@ -8,16 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import REPORT
+from helpers import REPORT, random_model_tokenizer, save_random_model
 from transformers import AutoTokenizer, MarianConfig, MarianMTModel
 
-from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, hub
+from hf_seq2seq import TransformerMTForConditionalGeneration, hub
 from hf_seq2seq.cli import main as cli
 from hf_seq2seq.decoding import Decoding
-from hf_seq2seq.folder import save_model_folder
 from hf_seq2seq.inference import translate
-from hf_seq2seq.tokenization import train_tokenizer
-from hf_seq2seq.training import greedy_generation_config
 from hf_seq2seq.translator import load_translator
 
 pytest.importorskip("onnxruntime")
@@ -34,43 +31,18 @@ from hf_seq2seq.onnx_export import (  # noqa: E402
     load_onnx_model,
 )
 
-CORPUS = [
-    "the cat sat on the mat .",
-    "le chat est assis sur le tapis .",
-    "where is the dog ?",
-    "où est le chien ?",
-    "i like green apples and red cheese .",
-    "j'aime les pommes vertes et le fromage rouge .",
-]
 SOURCES = [
     "the cat sat on the mat .",
     "where is the dog ?",
     "i like green apples and red cheese . where ?",
     "dog",
 ]
-LAYERS, HEADS, D_MODEL = 2, 4, 32
+LAYERS, HEADS = 2, 4  # save_random_model's network: 2 decoder layers of 4 heads of 8 dimensions
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return train_tokenizer(CORPUS * 20, vocab_size=120, model_max_length=16)
-
-
-def save_random_model(tokenizer, folder, normalize_before=False):
-    """A random model whose outputs differ from token to token (weights larger than the init's)."""
-    config = TransformerMTConfig(
-        vocab_size=len(tokenizer), d_model=D_MODEL, encoder_layers=LAYERS, decoder_layers=LAYERS,
-        encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_ffn_dim=64, decoder_ffn_dim=64,
-        max_position_embeddings=64, normalize_before=normalize_before, pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    model = TransformerMTForConditionalGeneration(config).eval()
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.mul_(3.0)
-    model.generation_config = greedy_generation_config(model, (1.5, 4))
-    return save_model_folder(model, tokenizer, folder)
+    return random_model_tokenizer()
 
 
 @pytest.fixture(scope="module")
