@@ -163,14 +163,22 @@ def trace(
 
 
 def _digest(tensor: onnx.TensorProto) -> str:
-    return hashlib.sha256(
-        tensor.SerializeToString(deterministic=True).replace(tensor.name.encode(), b"")
-    ).hexdigest()
+    """The tensor's type, shape and values, whatever its name."""
+    unnamed = onnx.TensorProto()
+    unnamed.CopyFrom(tensor)
+    unnamed.ClearField("name")
+    return hashlib.sha256(unnamed.SerializeToString(deterministic=True)).hexdigest()
 
 
-def copy_of(value: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+def with_cache_length(value: onnx.ValueInfoProto, decoder_length: str) -> onnx.ValueInfoProto:
+    """A copy of `value`; a cache tensor's (B, H, length, Dh) length renamed: `encoder_sequence_length_out` for
+    cross-attention, `decoder_length` for self-attention."""
     copy = onnx.ValueInfoProto()
     copy.CopyFrom(value)
+    if ".encoder." in value.name or ".decoder." in value.name:
+        dim = copy.type.tensor_type.shape.dim[2]
+        dim.Clear()
+        dim.dim_param = "encoder_sequence_length_out" if ".encoder." in value.name else decoder_length
     return copy
 
 
@@ -234,28 +242,10 @@ def merge_decoders(first: onnx.ModelProto, later: onnx.ModelProto) -> onnx.Model
         else_branch=else_branch,
     )
     use_cache_branch = onnx.helper.make_tensor_value_info("use_cache_branch", onnx.TensorProto.BOOL, [1])
-    outputs = []
-    for output in later.graph.output:
-        value = copy_of(output)
-        if ".encoder." in output.name:
-            dims = value.type.tensor_type.shape.dim
-            dims[2].Clear()
-            dims[2].dim_param = "encoder_sequence_length_out"
-        if ".decoder." in output.name:
-            dims = value.type.tensor_type.shape.dim
-            dims[2].Clear()
-            dims[2].dim_param = "past_decoder_sequence_length + 1"
-        outputs.append(value)
-    inputs = []
-    for value in later.graph.input:  # the past's lengths get names of their own: 0 at the first step
-        value = copy_of(value)
-        if value.name.startswith("past_key_values."):
-            dim = value.type.tensor_type.shape.dim[2]
-            dim.Clear()
-            dim.dim_param = (
-                "encoder_sequence_length_out" if ".encoder." in value.name else "past_decoder_sequence_length"
-            )
-        inputs.append(value)
+    # the past's lengths get names of their own (transformers.js makes the first step's empty past with 0 for
+    # any name but `batch_size`)
+    inputs = [with_cache_length(value, "past_decoder_sequence_length") for value in later.graph.input]
+    outputs = [with_cache_length(value, "past_decoder_sequence_length + 1") for value in later.graph.output]
     graph = onnx.helper.make_graph(
         [if_node],
         "decoder_model_merged",
@@ -319,7 +309,9 @@ def export_onnx(
         raise ExportError(f"the export folder {output_dir} must not be the model folder or contain it")
     if output_dir.exists():
         if not force:
-            raise ExportError(f"{output_dir} exists; choose another folder or replace it (--force, force=True)")
+            raise ExportError(
+                f"{output_dir} exists; choose another folder or replace it (--force, force=True)"
+            )
         shutil.rmtree(output_dir)
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
     model.set_attn_implementation("eager")  # SDPA's `is_causal` cannot be traced for a dynamic target length
@@ -335,10 +327,9 @@ def export_onnx(
     decoder_ids = torch.full((batch, target), config.decoder_start_token_id)
     with torch.no_grad():
         states = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    past_names = cache_names("past_key_values", layers)
     past_tensors = [
-        torch.zeros(batch, heads, past if part == "decoder" else source, head_dim)
-        for _ in range(layers)
-        for part in ("decoder", "decoder", "encoder", "encoder")
+        torch.zeros(batch, heads, past if ".decoder." in name else source, head_dim) for name in past_names
     ]
     B, S, T, P = (torch.export.Dim(name) for name in ("batch_size", "encoder_sequence_length", "decoder_sequence_length", "past_decoder_sequence_length"))  # fmt: skip
     decoder_shapes = {
@@ -372,26 +363,27 @@ def export_onnx(
         later = trace(
             DecoderGraph(model, with_past=True).eval(),
             (attention_mask, decoder_ids, states, *past_tensors),
-            decoder_inputs + cache_names("past_key_values", layers),
+            decoder_inputs + past_names,
             decoder_outputs,
             decoder_shapes
-            | {
-                "past": tuple(
-                    {0: B, 2: P if ".decoder." in name else S} for name in cache_names("past", layers)
-                )
-            },
+            | {"past": tuple({0: B, 2: P if ".decoder." in name else S} for name in past_names)},
             scratch / "later_steps.onnx",
         )
         variants = {"": (scratch / f"{ENCODER}.onnx", first, later)}
         if (
             quantize == "int8"
         ):  # each decoder quantized before the merge, which then stores equal weights once
-            quantized = [
-                scratch / f"{name}{QUANTIZED_SUFFIX}.onnx" for name in (ENCODER, "first_step", "later_steps")
-            ]
-            for name, path in zip((ENCODER, "first_step", "later_steps"), quantized, strict=True):
+            quantized = {
+                name: scratch / f"{name}{QUANTIZED_SUFFIX}.onnx"
+                for name in (ENCODER, "first_step", "later_steps")
+            }
+            for name, path in quantized.items():
                 quantize_int8(scratch / f"{name}.onnx", path)
-            variants[QUANTIZED_SUFFIX] = (quantized[0], onnx.load(quantized[1]), onnx.load(quantized[2]))
+            variants[QUANTIZED_SUFFIX] = (
+                quantized[ENCODER],
+                onnx.load(quantized["first_step"]),
+                onnx.load(quantized["later_steps"]),
+            )
         for suffix, (encoder, first_step, later_steps) in variants.items():
             shutil.copyfile(encoder, onnx_dir / f"{ENCODER}{suffix}.onnx")
             merged = merge_decoders(first_step, later_steps)
@@ -508,13 +500,21 @@ class OnnxSeq2SeqLM(PreTrainedModel, GenerationMixin):
             "encoder_hidden_states": states.numpy(),
         }
         cached = past_key_values is not None and past_key_values.get_seq_length() > 0
-        for i, name in enumerate(cache_names("past_key_values", self.layers)):
-            if cached:
-                attention = "self_attention_cache" if ".decoder." in name else "cross_attention_cache"
-                layer = getattr(past_key_values, attention).layers[i // 4]
-                feeds[name] = (layer.keys if name.endswith("key") else layer.values).contiguous().numpy()
-            else:
-                feeds[name] = torch.zeros(batch, self.head_shape[0], 0, self.head_shape[1]).numpy()
+        names = cache_names("past_key_values", self.layers)
+        if cached:  # per layer: self-attention key, value, cross-attention key, value
+            layers = zip(
+                past_key_values.self_attention_cache.layers,
+                past_key_values.cross_attention_cache.layers,
+                strict=True,
+            )
+            past = [
+                tensor for own, cross in layers for tensor in (own.keys, own.values, cross.keys, cross.values)
+            ]
+        else:
+            past = [torch.zeros(batch, self.head_shape[0], 0, self.head_shape[1])] * len(
+                names
+            )  # (B, H, 0, Dh)
+        feeds |= {name: tensor.contiguous().numpy() for name, tensor in zip(names, past, strict=True)}
         feeds["use_cache_branch"] = torch.tensor([cached]).numpy()
         logits, *presents = (torch.from_numpy(array) for array in self.decoder_session.run(None, feeds))
         cache = EncoderDecoderCache([tuple(presents[i : i + 4]) for i in range(0, len(presents), 4)])
