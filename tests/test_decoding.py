@@ -12,10 +12,27 @@ import torch
 from helpers import BOS, EOS, PAD, tiny_config
 from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
-from hf_seq2seq import TransformerMTForConditionalGeneration, modeling_transformer_mt
-from hf_seq2seq.generation_transformer_mt import first_argmax, greedy_search_arguments, packed_linear
+from hf_seq2seq import (
+    TransformerMTForConditionalGeneration,
+    generation_transformer_mt,
+    modeling_transformer_mt,
+)
+from hf_seq2seq.generation_transformer_mt import (
+    PACKED_WEIGHTS,
+    first_argmax,
+    greedy_search_arguments,
+    packed_linear,
+    packing_pays,
+)
 
 VOCAB = 50
+
+
+@pytest.fixture(autouse=True)
+def pack_every_layer(monkeypatch):
+    """The tiny models here are too small for packed weights to pay (`packing_pays`); packing them all lets
+    these tests check the packed path's tokens against GenerationMixin's."""
+    monkeypatch.setattr(generation_transformer_mt, "packing_pays", lambda layer, rows: True)
 
 
 def random_model(normalize_before: bool, attn_implementation: str) -> TransformerMTForConditionalGeneration:
@@ -145,6 +162,30 @@ def test_packed_linear_is_the_layer(rows, bias):
         output = packed_linear(layer, x)
         assert output.shape == (rows, 96)
         torch.testing.assert_close(output, layer(x), atol=1e-5, rtol=1e-5)
+
+
+def test_packing_is_kept_for_the_matmuls_where_it_pays():
+    """At the CPU preset's sizes greedy search packs the 8,000-way output layer at any batch size and the FFN
+    at batch 64, but not a 256 x 256 projection, whose packed call is slower than torch's own."""
+    output_layer, ffn, projection = (torch.nn.Linear(256, n) for n in (8000, 1024, 256))
+    assert packing_pays(output_layer, rows=1) and packing_pays(ffn, rows=64)
+    assert not packing_pays(ffn, rows=1) and not packing_pays(projection, rows=64)
+
+
+def test_greedy_search_packs_the_output_layer_of_a_preset_sized_model(monkeypatch):
+    """The decision is made on the real sizes: a model with the CPU preset's vocabulary and width decodes one
+    sentence with the output layer's weight packed (and no other), and returns GenerationMixin's tokens."""
+    torch.manual_seed(0)
+    config = tiny_config(vocab_size=8000, d_model=256, decoder_layers=1, encoder_layers=1, tie_word_embeddings=False)
+    model = TransformerMTForConditionalGeneration(config).eval()
+    model.config._attn_implementation = "sdpa"
+    monkeypatch.setattr(generation_transformer_mt, "packing_pays", packing_pays)  # the real rule
+    batch = padded_batch([6], seed=1)
+    with torch.inference_mode():
+        tokens = model.generate(**batch, max_new_tokens=4, min_new_tokens=4)
+        assert torch.equal(tokens, transformers_generate(model, **batch, max_new_tokens=4, min_new_tokens=4))
+    packed = [layer for layer in model.modules() if layer in PACKED_WEIGHTS]
+    assert packed == [model.lm_head]
 
 
 def test_greedy_search_follows_weights_that_change():
