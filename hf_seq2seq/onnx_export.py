@@ -65,14 +65,19 @@ except ImportError as error:  # an optional extra
 from .configuration_transformer_mt import TransformerMTConfig
 from .decoding import Decoding
 from .folder import ExportError, check_exportable
+from .onnx_folder import (
+    DECODER,
+    ENCODER,
+    EXPORT_FILE,
+    GRAPH_SUFFIXES,
+    QUANTIZED_SUFFIX,
+    SUBFOLDER,
+    OnnxExport,
+    check_onnx_export,
+)
 from .translator import Translator
 
-EXPORT_FILE = "hf_seq2seq_export.json"
-SUBFOLDER = "onnx"
-ENCODER = "encoder_model"
-DECODER = "decoder_model_merged"
-QUANTIZED_SUFFIX = "_quantized"
-PRECISIONS = ("fp32", "int8")
+PRECISIONS = tuple(GRAPH_SUFFIXES)  # fp32, int8
 OPSET = 18
 # the Marian config fields the runtimes read, copied from this model's config under the same names
 MARIAN_FIELDS = (
@@ -521,40 +526,23 @@ class OnnxSeq2SeqLM(PreTrainedModel, GenerationMixin):
         return Seq2SeqLMOutput(logits=logits, past_key_values=cache)
 
 
-def export_files(folder: str | os.PathLike[str]) -> Path | None:
-    """Where the ONNX export's own `config.json` and metadata are: `folder` (an export of :func:`export_onnx`),
-    or its `onnx/` (a Hub repository of `hf-seq2seq push --with-onnx`, whose top is the PyTorch model); None
-    when `folder` holds no ONNX export."""
-    for place in (Path(folder) / SUBFOLDER, Path(folder)):
-        metadata = place / EXPORT_FILE
-        if metadata.is_file() and json.loads(metadata.read_text(encoding="utf-8")).get("format") == "onnx":
-            return place
-    return None
-
-
 def load_onnx_model(
-    export_dir: str | os.PathLike[str], precision: str = "fp32", threads: int = 0
+    export: OnnxExport | str | os.PathLike[str], precision: str = "fp32", threads: int = 0
 ) -> OnnxSeq2SeqLM:
-    """The export of `export_dir` as an `OnnxSeq2SeqLM`: its fp32 graphs, or the int8 ones (`precision`)."""
-    export_dir = Path(export_dir)
-    place = export_files(export_dir)
-    if place is None:
-        raise ExportError(f"{export_dir} is not an export of `hf-seq2seq export onnx` (no {EXPORT_FILE})")
+    """An export folder (checked by `onnx_folder.check_onnx_export`, or its result) as an `OnnxSeq2SeqLM`: its
+    fp32 graphs, or the int8 ones (`precision`)."""
+    if not isinstance(export, OnnxExport):
+        export = check_onnx_export(export)
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-    suffix = QUANTIZED_SUFFIX if precision == "int8" else ""
-    files = [export_dir / SUBFOLDER / f"{name}{suffix}.onnx" for name in (ENCODER, DECODER)]
-    if not all(file.is_file() for file in files):
-        raise ExportError(
-            f"{export_dir} has no {precision} graphs ({files[0].name}): export with --quantize int8 for them"
-        )
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     sessions = [
-        onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"]) for file in files
+        onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+        for file in export.graphs(precision)
     ]
-    model = OnnxSeq2SeqLM(MarianConfig.from_pretrained(place), *sessions)
-    model.generation_config = GenerationConfig.from_pretrained(export_dir)
+    model = OnnxSeq2SeqLM(MarianConfig.from_dict(export.config), *sessions)
+    model.generation_config = GenerationConfig.from_pretrained(export.folder)
     return model.eval()
 
 
@@ -565,11 +553,11 @@ class OnnxTranslator(Translator):
     engine = "onnxruntime"
 
     def __init__(self, export_dir: str | os.PathLike[str], precision: str = "fp32", threads: int = 0):
-        self.model = load_onnx_model(export_dir, precision, threads)
-        self.tokenizer = AutoTokenizer.from_pretrained(export_dir)
+        export = check_onnx_export(export_dir)
+        self.model = load_onnx_model(export, precision, threads)
+        self.tokenizer = AutoTokenizer.from_pretrained(export.folder)
         self.precision = precision
-        metadata = json.loads((export_files(export_dir) / EXPORT_FILE).read_text(encoding="utf-8"))
-        self.parameters, self.max_source_length = metadata["parameters"], metadata["max_source_length"]
+        self.parameters, self.max_source_length = export.metadata["parameters"], export.max_source_length
 
     @property
     def generation_config(self) -> GenerationConfig:

@@ -11,7 +11,7 @@ Runtime Web's WebAssembly build; the server only hands out files. Nothing comes 
   folder (transformers.js's self-contained browser bundle, ONNX Runtime Web's wasm build), and the export folder,
   read-only (GET and HEAD), on localhost by default.
 
-Only the standard library is imported here (no torch, no transformers).
+Only the standard library is imported here (no torch, no transformers), and the export check of `onnx_folder`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from .onnx_folder import SUBFOLDER, NotAnOnnxExport, check_onnx_export
+
 logger = logging.getLogger(__name__)
 
 PAGE_DIR = Path(__file__).resolve().parent / "web"
@@ -38,8 +40,7 @@ TRANSFORMERS_BUNDLE = "@huggingface/transformers/dist/transformers.min.js"  # bu
 ORT_DIST = "onnxruntime-web/dist"
 ORT_FILES = ("ort-wasm-simd-threaded.asyncify.mjs", "ort-wasm-simd-threaded.asyncify.wasm")
 MODEL_URL_PREFIX = "/models/export/"  # transformers.js: env.localModelPath "/models/" + model id "export"
-ENCODER, DECODER = "onnx/encoder_model", "onnx/decoder_model_merged"
-DTYPE_SUFFIXES = {"fp32": "", "q8": "_quantized"}  # transformers.js's dtype -> the file name's suffix
+JS_DTYPES = {"fp32": "fp32", "int8": "q8"}  # the export's precision -> transformers.js's dtype of its graphs
 
 MIME_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -53,10 +54,6 @@ MIME_TYPES = {
     ".md": "text/markdown; charset=utf-8",
     ".model": "application/octet-stream",
 }
-
-
-class NotAnOnnxExport(ValueError):
-    """The folder given to `hf-seq2seq web` is not an export of `hf-seq2seq export onnx`."""
 
 
 class JavaScriptMissing(RuntimeError):
@@ -162,50 +159,22 @@ class PageSettings:
         ).encode()
 
 
-def check_onnx_export(folder: str | os.PathLike, dtype: str | None = None) -> PageSettings:
-    """Check that `folder` is an export of `hf-seq2seq export onnx` that transformers.js can load, and return the
-    page's settings: `dtype` "fp32" (onnx/*.onnx) or "q8" (onnx/*_quantized.onnx); None: fp32 if exported, else
-    q8. Raises NotAnOnnxExport, naming what is missing."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise NotAnOnnxExport(f"{folder} is not a folder")
-    hint = f"make one with: hf-seq2seq export onnx MODEL_DIR {folder}"
-    if not (folder / "onnx").is_dir():
-        if (folder / "config.json").is_file():  # a saved model folder, most likely: export it
-            hint = f"export it with: hf-seq2seq export onnx {folder} {folder}-onnx"
-            raise NotAnOnnxExport(f"{folder} is a saved model folder, not an ONNX export (no onnx/); {hint}")
-        raise NotAnOnnxExport(f"{folder} is not an ONNX export (it has no onnx/ subfolder); {hint}")
-    missing = [
-        name
-        for name in ("config.json", "tokenizer.json", "tokenizer_config.json")
-        if not (folder / name).is_file()
-    ]
-    if missing:
-        raise NotAnOnnxExport(f"the ONNX export {folder} lacks {', '.join(missing)}; {hint}")
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    if not config.get("is_encoder_decoder") or config.get("model_type") not in ("marian", "bart", "mbart"):
+def page_settings(folder: str | os.PathLike, dtype: str | None = None) -> PageSettings:
+    """The page's settings for the export `folder` (checked by `onnx_folder.check_onnx_export`, which raises
+    NotAnOnnxExport naming what is missing): `dtype` "fp32" (onnx/*.onnx) or "q8" (onnx/*_quantized.onnx);
+    None: fp32 if exported, else q8."""
+    export = check_onnx_export(folder)
+    if not export.top_level:
         raise NotAnOnnxExport(
-            f"{folder}/config.json declares model_type {config.get('model_type')!r}: transformers.js loads this "
-            "export as an encoder-decoder (Marian) model; the export writes model_type 'marian'; " + hint
+            f"{folder} keeps its ONNX export in {SUBFOLDER}/ beside a PyTorch model (a Hub repository's layout); "
+            f"the page serves an export folder: hf-seq2seq export onnx {folder} {Path(folder)}-onnx"
         )
-    available = [
-        name
-        for name, suffix in DTYPE_SUFFIXES.items()
-        if all((folder / f"{graph}{suffix}.onnx").is_file() for graph in (ENCODER, DECODER))
-    ]
-    if not available:
-        raise NotAnOnnxExport(
-            f"{folder}/onnx has neither encoder_model.onnx + decoder_model_merged.onnx nor their _quantized "
-            f"versions; {hint}"
-        )
+    available = [JS_DTYPES[precision] for precision in export.precisions]
     if dtype is None:
         dtype = available[0]
     elif dtype not in available:
         raise NotAnOnnxExport(f"{folder} has no {dtype} graphs (it has: {', '.join(available)})")
-    manifest_path = folder / "hf_seq2seq_export.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
-    max_source = manifest.get("max_source_length") or config.get("max_position_embeddings") or 512
-    return PageSettings(dtype=dtype, max_source_length=int(max_source))
+    return PageSettings(dtype=dtype, max_source_length=export.max_source_length)
 
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -300,7 +269,7 @@ def make_server(
     `install` (else JavaScriptMissing if it is not installed). Not started: `serve_forever()` or
     `start_in_thread()`."""
     export_dir = Path(export_dir)
-    settings = check_onnx_export(export_dir, dtype)
+    settings = page_settings(export_dir, dtype)
     if install:
         install_js()
     elif not js_installed():

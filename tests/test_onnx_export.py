@@ -30,6 +30,7 @@ from hf_seq2seq.onnx_export import (  # noqa: E402
     export_onnx,
     load_onnx_model,
 )
+from hf_seq2seq.onnx_folder import NotAnOnnxExport  # noqa: E402
 
 SOURCES = [
     "the cat sat on the mat .",
@@ -194,7 +195,7 @@ def test_refuses_other_models_and_an_existing_folder(tokenizer, tmp_path, export
     folder, export = exported
     with pytest.raises(ExportError, match="exists"):
         export_onnx(folder, export)
-    with pytest.raises(ExportError, match="not an export"):
+    with pytest.raises(NotAnOnnxExport, match="is a saved model folder, not an ONNX export"):
         load_onnx_model(folder)
     with pytest.raises(SystemExit):
         cli(["export", "onnx", str(folder), str(tmp_path / "x"), "--quantization", "int8"])

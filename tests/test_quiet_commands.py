@@ -103,7 +103,7 @@ print("OK")
 
 
 def test_what_the_command_line_copies_to_avoid_torch_matches_its_source():
-    from hf_seq2seq import hub
+    from hf_seq2seq import hub, onnx_folder
     from hf_seq2seq.benchmark import SIZES
     from hf_seq2seq.cli import _common, export, push, serve
     from hf_seq2seq.export import EXPORT_FILE, QUANTIZATIONS
@@ -114,7 +114,7 @@ def test_what_the_command_line_copies_to_avoid_torch_matches_its_source():
     assert _common.PRECISIONS == PRECISIONS
     assert _common.ENGINES == ENGINES
     assert export.QUANTIZATIONS == list(QUANTIZATIONS)
-    assert serve.EXPORT_FILE == EXPORT_FILE
+    assert serve.EXPORT_FILE == EXPORT_FILE == onnx_folder.EXPORT_FILE
     assert push.DEFAULT_SENTENCE == hub.DEFAULT_SENTENCE
     from hf_seq2seq.serve import ServeConfig
 

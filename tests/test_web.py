@@ -13,15 +13,15 @@ import torch
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import main as cli
 from hf_seq2seq.folder import save_model_folder
+from hf_seq2seq.onnx_folder import NotAnOnnxExport, check_onnx_export
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
 from hf_seq2seq.webpage import (
-    NotAnOnnxExport,
     PageServer,
-    check_onnx_export,
     js_cache_dir,
     js_installed,
     make_server,
+    page_settings,
     start_in_thread,
 )
 
@@ -49,12 +49,34 @@ def fake_export(folder, quantized_only=False):
 
 
 def test_the_export_check_names_what_is_wrong(tmp_path):
+    """One check of an export folder (`onnx_folder`), for the ONNX Runtime engine and for the page."""
     export = fake_export(tmp_path / "export")
-    settings = check_onnx_export(export)
+    settings = page_settings(export)
     assert (settings.dtype, settings.max_source_length, settings.model) == ("fp32", 24, "export")
     with pytest.raises(NotAnOnnxExport, match="no q8 graphs"):
-        check_onnx_export(export, "q8")
-    assert check_onnx_export(fake_export(tmp_path / "q8", quantized_only=True)).dtype == "q8"
+        page_settings(export, "q8")
+    with pytest.raises(NotAnOnnxExport, match="no int8 graphs .*export with --quantize int8"):
+        check_onnx_export(export).graphs("int8")
+    assert page_settings(fake_export(tmp_path / "q8", quantized_only=True)).dtype == "q8"
+
+    hub_repository = (
+        tmp_path / "repository"
+    )  # `push --with-onnx`: the PyTorch model on top, the export in onnx/
+    fake_export(hub_repository)
+    (hub_repository / "config.json").write_text('{"model_type": "transformer_mt"}')
+    (hub_repository / "hf_seq2seq_export.json").unlink()
+    for name in ("config.json", "hf_seq2seq_export.json"):
+        (hub_repository / "onnx" / name).write_text(
+            json.dumps(MARIAN_CONFIG if name == "config.json" else {"format": "onnx"})
+        )
+    found = check_onnx_export(hub_repository)
+    assert (found.place, found.precisions, found.config["model_type"]) == (
+        hub_repository / "onnx",
+        ("fp32",),
+        "marian",
+    )
+    with pytest.raises(NotAnOnnxExport, match="a Hub repository's layout"):
+        page_settings(hub_repository)
 
     model_folder = tmp_path / "model"
     model_folder.mkdir()
@@ -67,7 +89,7 @@ def test_the_export_check_names_what_is_wrong(tmp_path):
         check_onnx_export(tmp_path / "nowhere")
     (export / "tokenizer.json").unlink()
     with pytest.raises(NotAnOnnxExport, match="lacks tokenizer.json"):
-        check_onnx_export(export)
+        page_settings(export)
 
 
 def test_the_command_refuses_a_folder_that_is_not_an_export(tmp_path, capsys):
@@ -91,7 +113,7 @@ def fake_server(tmp_path):
         path.write_bytes(body)
         vendor[name] = path
     (tmp_path / "secret.txt").write_text("not served")
-    server = PageServer(("127.0.0.1", 0), export, check_onnx_export(export), vendor)
+    server = PageServer(("127.0.0.1", 0), export, page_settings(export), vendor)
     start_in_thread(server)
     yield server
     server.shutdown()

@@ -33,7 +33,8 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from ..webpage import JavaScriptMissing, NotAnOnnxExport, install_js, make_server
+    from ..onnx_folder import NotAnOnnxExport
+    from ..webpage import JavaScriptMissing, install_js, make_server
 
     try:
         if args.install_js:
