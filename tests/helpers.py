@@ -2,7 +2,11 @@
 a tiny word-level model folder, the flags of a tiny training run. The fixtures built on them are in conftest.py."""
 
 import itertools
+import os
 import random
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import torch
@@ -227,3 +231,33 @@ def save_random_model(tokenizer, folder, normalize_before=False, seed=0, length_
             parameter.mul_(3.0)
     model.generation_config = greedy_generation_config(model, length_rule)
     return save_model_folder(model, tokenizer, folder)
+
+
+def run_without_package(body: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """Run the Python code `body` as a Hub user would, in a fresh process where `hf_seq2seq` cannot be imported
+    (only torch and transformers), offline, with its own remote-code module cache under `cwd`, the extra `env`
+    and an empty stdin (a prompt fails); stdout and stderr together in `.stdout`."""
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["hf_seq2seq"] = None  # the package must not be importable
+        try:
+            import hf_seq2seq
+        except ImportError:
+            pass
+        else:
+            raise SystemExit("hf_seq2seq is importable")
+        """
+    ) + textwrap.dedent(body)
+    environment = dict(os.environ, HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(Path(cwd) / "modules"), **env)
+    environment.pop("TRANSFORMERS_VERBOSITY", None)
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )

@@ -1,16 +1,13 @@
 """The network: outputs, masks, caching, attention back-ends, saving/loading, config validation."""
 
 import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 import synthetic_task
 import torch
 import torch.nn.functional as F
-from helpers import BOS, PAD, TINY_VOCAB, tiny_config
+from helpers import BOS, PAD, TINY_VOCAB, run_without_package, tiny_config
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
@@ -304,16 +301,7 @@ def test_saved_folder_loads_with_remote_code_without_the_package(tmp_path):
         },
         tmp_path / "io.pt",
     )
-    script = textwrap.dedent(
-        f"""
-        import sys
-        sys.modules["hf_seq2seq"] = None  # the package must not be importable
-        try:
-            import hf_seq2seq
-        except ImportError:
-            pass
-        else:
-            raise SystemExit("hf_seq2seq is importable")
+    body = f"""
         import torch
         from transformers import AutoModelForSeq2SeqLM
         model = AutoModelForSeq2SeqLM.from_pretrained({str(tmp_path / "model")!r}, trust_remote_code=True).eval()
@@ -324,12 +312,8 @@ def test_saved_folder_loads_with_remote_code_without_the_package(tmp_path):
         torch.testing.assert_close(logits, io["logits"], atol=0, rtol=0)
         print("OK", type(model).__name__)
         """
-    )
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    result = run_without_package(body, tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:]
     assert "OK TransformerMTForConditionalGeneration" in result.stdout
 
 

@@ -11,13 +11,10 @@ but it is read only after the config. Nothing a folder can hold changes that whi
 card shows.
 """
 
-import os
 import subprocess
-import sys
-import textwrap
 
 import pytest
-from helpers import make_trained_folder
+from helpers import make_trained_folder, run_without_package
 
 SENTENCE = "the cat sat on the mat"
 
@@ -25,16 +22,7 @@ SENTENCE = "the cat sat on the mat"
 def run_as_hub_user(folder, tmp_path, tokenizer_kwargs: str) -> subprocess.CompletedProcess:
     """Load `folder`'s tokenizer (`AutoTokenizer.from_pretrained(folder, <tokenizer_kwargs>)`) and model, translate
     `SENTENCE`, in a fresh process where `hf_seq2seq` cannot be imported and stdin is empty (a prompt fails)."""
-    script = textwrap.dedent(
-        f"""
-        import sys
-        sys.modules["hf_seq2seq"] = None  # the package must not be importable
-        try:
-            import hf_seq2seq
-        except ImportError:
-            pass
-        else:
-            raise SystemExit("hf_seq2seq is importable")
+    body = f"""
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
         folder = {str(folder)!r}
         tokenizer = AutoTokenizer.from_pretrained(folder{tokenizer_kwargs})
@@ -45,26 +33,9 @@ def run_as_hub_user(folder, tmp_path, tokenizer_kwargs: str) -> subprocess.Compl
         print("TOKENIZER", type(tokenizer).__name__)
         print("TRANSLATION", repr(tokenizer.decode(output_ids[0], skip_special_tokens=True)))
         """
-    )
-    env = dict(
-        os.environ,
-        HF_HUB_OFFLINE="1",
-        HF_MODULES_CACHE=str(tmp_path / "modules"),
-        # Only the progress bars (transformers' "Loading weights" bar): the documented huggingface_hub switch a
-        # user sets to hide them. Nothing here silences warnings or logging.
-        HF_HUB_DISABLE_PROGRESS_BARS="1",
-    )
-    env.pop("TRANSFORMERS_VERBOSITY", None)
-    return subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=300,
-    )
+    # Only the progress bars (transformers' "Loading weights" bar): the documented huggingface_hub switch a user
+    # sets to hide them. Nothing here silences warnings or logging.
+    return run_without_package(body, tmp_path, HF_HUB_DISABLE_PROGRESS_BARS="1")
 
 
 def assert_only_script_output(result: subprocess.CompletedProcess) -> None:
