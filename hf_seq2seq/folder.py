@@ -22,6 +22,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from . import pipeline_translation
 from .configuration_transformer_mt import TransformerMTConfig
+from .errors import FolderError
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 PICKLE_WEIGHT_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -31,7 +32,7 @@ PIPELINE_FILE = Path(pipeline_translation.__file__).name
 PIPELINE_IMPL = f"{Path(PIPELINE_FILE).stem}.{pipeline_translation.TranslationPipeline.__name__}"
 
 
-class ModelFolderError(FileNotFoundError):
+class ModelFolderError(FolderError, FileNotFoundError):
     """A model folder that cannot be used because it does not exist or files are missing (all are named)."""
 
 
@@ -59,7 +60,7 @@ def check_model_folder(folder: str | os.PathLike[str]) -> Path:
     return folder
 
 
-class ExportError(ValueError):
+class ExportError(FolderError, ValueError):
     """A folder that cannot be exported (not a `transformer_mt` model), or a folder that is not an export."""
 
 

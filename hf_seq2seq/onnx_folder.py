@@ -1,6 +1,6 @@
 """The folder of an ONNX export (`hf-seq2seq export onnx`): its layout, and the one check of it, for the ONNX
-Runtime engine (`onnx_export`) and the web page (`webpage`). Only the standard library is imported here, so
-that `hf-seq2seq web` runs without torch.
+Runtime engine (`onnx_export`) and the web page (`webpage`). Only the standard library is imported here (and
+`errors`), so that `hf-seq2seq web` runs without torch.
 
     EXPORT_DIR/
       config.json                     a Marian-type config, which the runtimes read
@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import FolderError
+
 EXPORT_FILE = "hf_seq2seq_export.json"
 SUBFOLDER = "onnx"
 ENCODER = "encoder_model"
@@ -31,7 +33,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 RUNTIME_MODEL_TYPES = ("marian", "bart", "mbart")  # encoder-decoder types transformers.js and Optimum run
 
 
-class NotAnOnnxExport(ValueError):
+class NotAnOnnxExport(FolderError, ValueError):
     """A folder that is not a usable ONNX export; the message names what is missing and how to make one."""
 
 

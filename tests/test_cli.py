@@ -30,3 +30,25 @@ def test_the_console_command_and_python_dash_m_run_the_same_tool():
     for command in (["hf-seq2seq"], [sys.executable, "-m", "hf_seq2seq"]):
         done = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and "translate" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["translate", "{dir}", "hello"], "model folder {dir} is missing: config.json"),
+        (
+            ["translate", "{dir}", "hello", "--engine", "ctranslate2"],
+            "not an export of `hf-seq2seq export ctranslate2`",
+        ),
+        (["translate", "{dir}", "hello", "--engine", "onnxruntime"], "{dir} is not an ONNX export"),
+        (["evaluate", "{dir}", "--data-path", "{dir}/fra.txt"], "model folder {dir} is missing: config.json"),
+    ],
+    ids=["translate-torch", "translate-ctranslate2", "translate-onnxruntime", "evaluate"],
+)
+def test_a_wrong_folder_ends_the_command_with_one_line_naming_it(argv, message, tmp_path):
+    """Not a traceback: `hf-seq2seq VERB: what is wrong`, exit status 1."""
+    argv = [arg.replace("{dir}", str(tmp_path)) for arg in argv]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    text = str(exit_info.value.code)
+    assert text.startswith(f"hf-seq2seq {argv[0]}: ") and message.replace("{dir}", str(tmp_path)) in text

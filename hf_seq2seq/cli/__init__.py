@@ -7,6 +7,8 @@ Each verb is a module of this package (`hf_seq2seq/cli/<verb>.py`, dashes as und
 import importlib
 import sys
 
+from ..errors import FolderError
+
 VERBS = {
     "train": "train a model and evaluate it on the test split (presets: cpu, cpu-long, gpu, tiny)",
     "evaluate": "translate a test set with a saved model and score it (BLEU, chrF)",
@@ -45,5 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{USAGE}\nhf-seq2seq: unknown verb {verb!r}; choose from {', '.join(VERBS)}", file=sys.stderr)
         return 2
     module = importlib.import_module(f"{__name__}.{verb.replace('-', '_')}")
-    status = module.main(rest)
+    try:
+        status = module.main(rest)
+    except FolderError as error:  # the message says what is wrong; a traceback would add nothing
+        raise SystemExit(f"hf-seq2seq {verb}: {error}") from None
     return status if isinstance(status, int) else 0

@@ -42,20 +42,15 @@ def main(argv: list[str] | None = None):
     if args.format == "ctranslate2" and args.quantize is not None:
         p.error("--quantize is ONNX's; for CTranslate2 use --quantization")
     quiet_transformers()
-    from ..folder import ExportError, ModelFolderError
+    if args.format == "onnx":
+        from ..onnx_export import export_onnx
 
-    try:
-        if args.format == "onnx":
-            from ..onnx_export import export_onnx
+        path = export_onnx(args.model, args.output_dir, quantize=args.quantize, force=args.force)
+        print(f"exported {args.model} to {path} (fp32{' and int8' if args.quantize else ''} ONNX graphs)")
+        return path
+    from ..export import export_ctranslate2
 
-            path = export_onnx(args.model, args.output_dir, quantize=args.quantize, force=args.force)
-            print(f"exported {args.model} to {path} (fp32{' and int8' if args.quantize else ''} ONNX graphs)")
-            return path
-        from ..export import export_ctranslate2
-
-        quantization = args.quantization or "int8"
-        path = export_ctranslate2(args.model, args.output_dir, quantization=quantization, force=args.force)
-    except (ExportError, ModelFolderError) as error:
-        raise SystemExit(f"hf-seq2seq export: {error}") from None
+    quantization = args.quantization or "int8"
+    path = export_ctranslate2(args.model, args.output_dir, quantization=quantization, force=args.force)
     print(f"exported {args.model} ({quantization}) to {path}")
     return path

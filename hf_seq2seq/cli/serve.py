@@ -197,12 +197,9 @@ def check_folder(folder: str, engine: str) -> None:
         return
     if engine != "torch":  # its loader checks its own folder
         return
-    from ..folder import ModelFolderError, check_model_folder
+    from ..folder import check_model_folder
 
-    try:
-        check_model_folder(folder)
-    except ModelFolderError as error:
-        raise SystemExit(f"hf-seq2seq serve: {error}") from None
+    check_model_folder(folder)  # a ModelFolderError ends the command with its message
 
 
 EXPORT_FILE = "hf_seq2seq_export.json"  # hf_seq2seq.export.EXPORT_FILE, without importing ctranslate2
