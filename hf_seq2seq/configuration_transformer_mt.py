@@ -41,7 +41,7 @@ class TransformerMTConfig(PretrainedConfig):
     """
 
     model_type = "transformer_mt"
-    keys_to_ignore_at_inference = ["past_key_values"]
+    keys_to_ignore_at_inference = ["past_key_values", "cache"]  # the decoding cache: its name before and since transformers 5.24
     attribute_map = {
         "hidden_size": "d_model",
         "num_attention_heads": "encoder_attention_heads",

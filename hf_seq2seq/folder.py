@@ -8,6 +8,9 @@ evaluate, push, plots, export, demo) checks it here first:
 * `pipeline_translation.py`, registered under `custom_pipelines` in `config.json`, so that
   `pipeline("translation", model=folder, trust_remote_code=True)` works on it as on a Hub repository
   (transformers 5 has no built-in translation pipeline).
+
+The model's code (`SHIPPED_MODULES`) is copied into the folder when it is saved, and a folder saved by an earlier
+release of this package keeps its old copy: `refresh_code` replaces it with this release's, weights untouched.
 """
 
 import json
@@ -20,7 +23,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.trainer import TRAINER_STATE_NAME
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from . import pipeline_translation
+from . import (
+    configuration_transformer_mt,
+    generation_transformer_mt,
+    modeling_transformer_mt,
+    pipeline_translation,
+)
 from .configuration_transformer_mt import TransformerMTConfig
 from .errors import FolderError
 
@@ -30,6 +38,13 @@ MODEL_FILES = ("config.json", "generation_config.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 PIPELINE_FILE = Path(pipeline_translation.__file__).name
 PIPELINE_IMPL = f"{Path(PIPELINE_FILE).stem}.{pipeline_translation.TranslationPipeline.__name__}"
+# the code a saved folder carries, for `trust_remote_code=True` (auto_map, custom_pipelines)
+SHIPPED_MODULES = (
+    configuration_transformer_mt,
+    modeling_transformer_mt,
+    generation_transformer_mt,
+    pipeline_translation,
+)
 
 
 class ModelFolderError(FolderError, FileNotFoundError):
@@ -64,9 +79,10 @@ class ExportError(FolderError, ValueError):
     """A folder that cannot be exported (not a `transformer_mt` model), or a folder that is not an export."""
 
 
-def check_exportable(folder: str | os.PathLike[str], elsewhere: str) -> Path:
+def check_exportable(folder: str | os.PathLike[str], elsewhere: str, action: str = "exported") -> Path:
     """`check_model_folder`, after an `ExportError` unless `folder` holds this package's model (`transformer_mt`):
-    it names the type the folder holds and `elsewhere`, the tool that exports the others; return the folder."""
+    it names the type the folder holds and `elsewhere`, the tool that handles the others (what is done to the
+    folder: `action`); return the folder."""
     folder = Path(folder)
     config_file = folder / "config.json"
     if config_file.is_file():
@@ -74,7 +90,7 @@ def check_exportable(folder: str | os.PathLike[str], elsewhere: str) -> Path:
         if model_type != TransformerMTConfig.model_type:
             raise ExportError(
                 f"{folder} holds a {model_type!r} model; only {TransformerMTConfig.model_type!r} models "
-                f"(this package's) are exported here (Marian, BART and others: {elsewhere})"
+                f"(this package's) are {action} here (Marian, BART and others: {elsewhere})"
             )
     return check_model_folder(folder)
 
@@ -114,6 +130,24 @@ def save_model_folder(
 def add_pipeline_code(folder: str | os.PathLike[str]) -> None:
     """Copy `pipeline_translation.py` into a saved folder (its config names it in `custom_pipelines`)."""
     shutil.copyfile(pipeline_translation.__file__, Path(folder) / PIPELINE_FILE)
+
+
+def refresh_code(folder: str | os.PathLike[str]) -> list[str]:
+    """Replace the model code of a saved folder of this package's model (`check_exportable`'s check) with this
+    release's (`SHIPPED_MODULES`), leaving weights, config, tokenizer and results as they are; return the names of
+    the files written (none when the folder's code is current). Each file is written whole or not at all."""
+    folder = check_exportable(folder, "their code ships with transformers", action="upgraded")
+    written = []
+    for module in SHIPPED_MODULES:
+        source, target = Path(module.__file__), folder / Path(module.__file__).name
+        code = source.read_bytes()
+        if target.is_file() and target.read_bytes() == code:
+            continue
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_bytes(code)
+        os.replace(partial, target)
+        written.append(target.name)
+    return written
 
 
 def checkpoint_folders(run_dir: str | os.PathLike[str]) -> list[Path]:

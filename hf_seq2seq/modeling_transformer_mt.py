@@ -26,6 +26,7 @@ K key length, H heads, Dh head size, D d_model, V vocab. This file ships inside 
 and imports only torch, transformers and its sibling files (config, generation).
 """
 
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -48,6 +49,19 @@ from transformers.utils import can_return_tuple
 
 from .configuration_transformer_mt import TransformerMTConfig
 from .generation_transformer_mt import greedy_search, greedy_search_arguments, length_rule_limit
+
+# transformers 5.24 renamed the decoding cache from `past_key_values` to `cache`: in the model call that `generate()`
+# makes, in the output classes and in the keyword a checkpointed layer drops. A saved folder outlives the release it
+# was saved with, so the model takes the cache under either name and hands it on under the installed release's
+# (read from an output class's public fields).
+CACHE_NAME = "cache" if "cache" in {field.name for field in dataclasses.fields(Seq2SeqLMOutput)} else "past_key_values"
+
+
+def cache_argument(cache: Cache | None, past_key_values: Cache | None) -> Cache | None:
+    """The decoding cache of a call that names it `cache` (transformers >= 5.24) or `past_key_values` (before)."""
+    if cache is not None and past_key_values is not None:
+        raise ValueError("pass the decoding cache once, as `cache` or as `past_key_values`")
+    return past_key_values if cache is None else cache
 
 
 def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
@@ -233,7 +247,7 @@ class TransformerMTAttention(nn.Module):
         hidden_states: torch.Tensor,
         key_value_states: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
-        past_key_values: EncoderDecoderCache | None = None,
+        cache: EncoderDecoderCache | None = None,
         output_attentions: bool = False,
         token_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -241,20 +255,20 @@ class TransformerMTAttention(nn.Module):
         projections then skip padding, and only the attention itself runs on the padded (B, T) layout."""
         if self.is_cross_attention:
             (query,) = self._split_heads(unpack(self.q_proj(hidden_states), token_mask), 1)  # (B, H, T, Dh)
-            if past_key_values is not None and past_key_values.is_updated.get(self.layer_idx):
-                layer = past_key_values.cross_attention_cache.layers[self.layer_idx]
+            if cache is not None and cache.is_updated.get(self.layer_idx):
+                layer = cache.cross_attention_cache.layers[self.layer_idx]
                 key, value = layer.keys, layer.values  # (B, H, S, Dh)
             else:
                 key, value = self._split_heads(self.kv_proj(key_value_states), 2)  # (B, H, S, Dh)
-                if past_key_values is not None:  # the first decoding step: kept for the next ones
-                    key, value = past_key_values.cross_attention_cache.update(key, value, self.layer_idx)
-                    past_key_values.is_updated[self.layer_idx] = True
+                if cache is not None:  # the first decoding step: kept for the next ones
+                    key, value = cache.cross_attention_cache.update(key, value, self.layer_idx)
+                    cache.is_updated[self.layer_idx] = True
         else:
             query, key, value = self._split_heads(
                 unpack(self.qkv_proj(hidden_states), token_mask), 3
             )  # (B, H, T, Dh)
-            if past_key_values is not None:
-                key, value = past_key_values.self_attention_cache.update(
+            if cache is not None:
+                key, value = cache.self_attention_cache.update(
                     key, value, self.layer_idx
                 )  # (B, H, P+T, Dh)
 
@@ -285,9 +299,12 @@ class TransformerMTAttention(nn.Module):
             if output_attentions or reduced_precision_cpu_training
             else self.config._attn_implementation
         )
-        attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(
-            implementation, eager_attention_forward
-        )
+        if hasattr(ALL_ATTENTION_FUNCTIONS, "get_interface"):  # transformers >= 5.1 (it also validates the name)
+            attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(
+                implementation, eager_attention_forward
+            )
+        else:  # the same lookup, before
+            attention_interface = ALL_ATTENTION_FUNCTIONS.get(implementation, eager_attention_forward)
         return attention_interface(
             self,
             query,
@@ -392,14 +409,16 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
         self_attn_mask: torch.Tensor | None,
         encoder_hidden_states: torch.Tensor,
         encoder_attn_mask: torch.Tensor | None,
-        past_key_values: EncoderDecoderCache | None = None,
+        cache: EncoderDecoderCache | None = None,
         output_attentions: bool = False,
         token_mask: torch.Tensor | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        cache = cache_argument(cache, past_key_values)
         attn_out, self_weights = self.self_attn(
             self.self_attn_connection.sublayer_input(hidden_states),
             attention_mask=self_attn_mask,
-            past_key_values=past_key_values,
+            cache=cache,
             output_attentions=output_attentions,
             token_mask=token_mask,
         )
@@ -408,7 +427,7 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
             self.encoder_attn_connection.sublayer_input(hidden_states),
             key_value_states=encoder_hidden_states,
             attention_mask=encoder_attn_mask,
-            past_key_values=past_key_values,
+            cache=cache,
             output_attentions=output_attentions,
             token_mask=token_mask,
         )
@@ -544,26 +563,28 @@ class TransformerMTDecoder(TransformerMTStack):
         encoder_hidden_states: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         inputs_embeds: torch.Tensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        past_key_values: Cache | None = None,
         **kwargs,
     ) -> BaseModelOutputWithPastAndCrossAttentions:
+        cache = cache_argument(cache, past_key_values)
         output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         use_cache = self.config.use_cache if use_cache is None else use_cache
-        if use_cache and past_key_values is None:
-            past_key_values = EncoderDecoderCache(
+        if use_cache and cache is None:
+            cache = EncoderDecoderCache(
                 DynamicCache(config=self.config), DynamicCache(config=self.config)
             )
         # a static cache (compileable: fixed shapes for torch.compile) returns all its slots, written or not, and
         # its length as a tensor
-        static = past_key_values is not None and past_key_values.is_compileable
-        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        static = cache is not None and cache.is_compileable
+        past_length = cache.get_seq_length() if cache is not None else 0
         inputs_embeds = self.token_embeddings(input_ids, inputs_embeds)  # (B, T, D)
         length = inputs_embeds.shape[1]
-        key_length = past_key_values.get_max_length() if static else None
+        key_length = cache.get_max_length() if static else None
         if static and key_length > self.config.max_position_embeddings:
             raise ValueError(
                 f"a static cache of {key_length} positions is longer than max_position_embeddings="
@@ -591,9 +612,9 @@ class TransformerMTDecoder(TransformerMTStack):
                 self_mask,
                 encoder_hidden_states,
                 cross_mask,
-                past_key_values=past_key_values,
                 output_attentions=output_attentions,
                 token_mask=packed_by,
+                **{CACHE_NAME: cache},  # the name under which a checkpointed layer drops it
             )
             if output_attentions:
                 all_self_attentions += (self_weights,)
@@ -604,10 +625,10 @@ class TransformerMTDecoder(TransformerMTStack):
             hidden_states = self.layer_norm(hidden_states)
         return BaseModelOutputWithPastAndCrossAttentions(
             last_hidden_state=unpack(hidden_states, token_mask),  # (B, T, D), zeros at padding
-            past_key_values=past_key_values,
             hidden_states=all_hidden_states,
             attentions=all_self_attentions,
             cross_attentions=all_cross_attentions,
+            **{CACHE_NAME: cache},
         )
 
 
@@ -644,8 +665,10 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        cache: Cache | None = None,
         **kwargs,
     ) -> Seq2SeqModelOutput:
+        cache = cache_argument(cache, past_key_values)
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids,
@@ -661,7 +684,7 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
             encoder_outputs.last_hidden_state,
             attention_mask=decoder_attention_mask,
             encoder_attention_mask=attention_mask,
-            past_key_values=past_key_values,
+            cache=cache,
             inputs_embeds=decoder_inputs_embeds,
             use_cache=use_cache,
             output_attentions=output_attentions,
@@ -669,13 +692,13 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
         )
         return Seq2SeqModelOutput(
             last_hidden_state=decoder_outputs.last_hidden_state,
-            past_key_values=decoder_outputs.past_key_values,
             decoder_hidden_states=decoder_outputs.hidden_states,
             decoder_attentions=decoder_outputs.attentions,
             cross_attentions=decoder_outputs.cross_attentions,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
             encoder_hidden_states=encoder_outputs.hidden_states,
             encoder_attentions=encoder_outputs.attentions,
+            **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME)},
         )
 
 
@@ -751,6 +774,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
+        cache: Cache | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput:
         r"""
@@ -759,7 +783,10 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             `decoder_start_token_id`.
         num_items_in_batch: number of non-ignored labels over the whole (accumulated) batch, passed by the
             `Trainer`; the summed loss is divided by it so gradient accumulation averages over tokens.
+        cache / past_key_values: the decoding cache, under the name of transformers >= 5.24 or the one before; the
+            output carries it under the installed release's name (`CACHE_NAME`).
         """
+        cache = cache_argument(cache, past_key_values)
         if labels is not None:
             use_cache = False
             if decoder_input_ids is None and decoder_inputs_embeds is None:
@@ -773,7 +800,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask,
             encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values,
+            cache=cache,
             inputs_embeds=inputs_embeds,
             decoder_inputs_embeds=decoder_inputs_embeds,
             use_cache=use_cache,
@@ -794,13 +821,13 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=outputs.past_key_values,
             decoder_hidden_states=outputs.decoder_hidden_states,
             decoder_attentions=outputs.decoder_attentions,
             cross_attentions=outputs.cross_attentions,
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states,
             encoder_attentions=outputs.encoder_attentions,
+            **{CACHE_NAME: getattr(outputs, CACHE_NAME)},
         )
 
     def _loss(

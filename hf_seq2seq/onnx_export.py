@@ -65,6 +65,7 @@ except ImportError as error:  # an optional extra
 from .configuration_transformer_mt import TransformerMTConfig
 from .decoding import Decoding
 from .folder import ExportError, check_exportable
+from .modeling_transformer_mt import CACHE_NAME, cache_argument
 from .onnx_folder import (
     DECODER,
     ENCODER,
@@ -133,8 +134,7 @@ class DecoderGraph(nn.Module):
             past_key_values=cache,
             use_cache=True,
             return_dict=True,
-        )
-        cache = outputs.past_key_values
+        )  # `cache` now holds this step's keys and values too
         flat = []
         for i in range(len(cache.self_attention_cache.layers)):
             self_layer, cross_layer = (
@@ -493,8 +493,14 @@ class OnnxSeq2SeqLM(PreTrainedModel, GenerationMixin):
         decoder_input_ids: torch.Tensor | None = None,
         encoder_outputs: BaseModelOutput | tuple | None = None,
         past_key_values: EncoderDecoderCache | None = None,
+        use_cache: bool | None = None,
+        cache: EncoderDecoderCache | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput:
+        """One decoding step (`GenerationMixin` calls it); the cache under either name, as the torch model takes it
+        (`modeling_transformer_mt.cache_argument`), and returned (unless `use_cache` is False: the next call then
+        gives the whole target again) under the installed transformers' name."""
+        past_key_values = cache_argument(cache, past_key_values)
         if encoder_outputs is None:
             encoder_outputs = self.encoder(input_ids, attention_mask)
         states = encoder_outputs[0]  # (B, S, D)
@@ -522,8 +528,10 @@ class OnnxSeq2SeqLM(PreTrainedModel, GenerationMixin):
         feeds |= {name: tensor.contiguous().numpy() for name, tensor in zip(names, past, strict=True)}
         feeds["use_cache_branch"] = torch.tensor([cached]).numpy()
         logits, *presents = (torch.from_numpy(array) for array in self.decoder_session.run(None, feeds))
+        if use_cache is False:
+            return Seq2SeqLMOutput(logits=logits)
         cache = EncoderDecoderCache([tuple(presents[i : i + 4]) for i in range(0, len(presents), 4)])
-        return Seq2SeqLMOutput(logits=logits, past_key_values=cache)
+        return Seq2SeqLMOutput(logits=logits, **{CACHE_NAME: cache})
 
 
 def load_onnx_model(

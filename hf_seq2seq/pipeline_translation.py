@@ -18,7 +18,7 @@ as one batch and joined back with its own spacing; ``split_sentences=False`` tra
 import re
 from typing import Any
 
-from transformers import Pipeline
+from transformers import GenerationConfig, Pipeline
 
 try:
     import pysbd
@@ -67,6 +67,13 @@ class TranslationPipeline(Pipeline):
     _load_video_processor = False
     _load_feature_extractor = False
 
+    def __init__(self, *args: Any, **kwargs: Any):
+        # `generate()` settings given here apply to every call, under the call's own; kept here rather than left to
+        # the base class, whose (private) handling of them differs between transformers releases
+        keys = {key for key in vars(GenerationConfig()) if not key.startswith("_")} | {"generation_config"}
+        self.generation_settings = {key: kwargs.pop(key) for key in keys & kwargs.keys()}
+        super().__init__(*args, **kwargs)
+
     def _sanitize_parameters(
         self,
         truncation: bool | None = None,
@@ -109,7 +116,7 @@ class TranslationPipeline(Pipeline):
     def _forward(self, model_inputs: dict[str, Any], **generate_kwargs: Any) -> dict[str, Any]:
         separators, empty = model_inputs.pop("separators"), model_inputs.pop("empty")
         sentences = model_inputs["input_ids"].shape[0]
-        output_ids = self.model.generate(**model_inputs, **self._prepare_generate_kwargs(generate_kwargs))
+        output_ids = self.model.generate(**model_inputs, **{**self.generation_settings, **generate_kwargs})
         # (sentences * num_return_sequences, T) -> (sentences, num_return_sequences, T)
         output_ids = output_ids.reshape(sentences, -1, output_ids.shape[-1])
         return {"output_ids": output_ids, "separators": separators, "empty": empty}

@@ -631,6 +631,24 @@ def validation_metrics(
     return compute_metrics
 
 
+# Beam search scores above greedy search on a trained model, or a little below on a weak one; further below, the
+# decoding is broken, e.g. by a transformers release whose decoding cache the model does not take.
+BEAM_BELOW_GREEDY_LIMIT = 2.0  # test BLEU points
+
+
+def decoding_problem(saved: dict, greedy: dict) -> str | None:
+    """A plain warning when the saved decoding's test scores (`saved`, `evaluate_translations`' scores) are more
+    than `BEAM_BELOW_GREEDY_LIMIT` BLEU below greedy search's (`greedy`), else None."""
+    if greedy["bleu"] - saved["bleu"] <= BEAM_BELOW_GREEDY_LIMIT:
+        return None
+    return (
+        f"the test BLEU with the saved decoding ({saved['decoding'].get('num_beams')} beams) is {saved['bleu']:.1f}, "
+        f"{greedy['bleu'] - saved['bleu']:.1f} points below greedy search's {greedy['bleu']:.1f}: the decoding is "
+        "broken, not the model (is this transformers release newer than the model code? see `hf-seq2seq "
+        "upgrade`); do not publish this score"
+    )
+
+
 def run(
     model_args: ModelArguments,
     data_args: DataArguments,
@@ -760,15 +778,31 @@ def run(
         if trainer.is_fsdp_enabled
         else trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
     )
+    translator = TorchTranslator(final_model.eval(), tokenizer)
     decoding = Decoding(final_args.num_beams, final_args.length_penalty, final_args.max_new_tokens)
     scores, hypotheses = evaluate_translations(
-        TorchTranslator(final_model.eval(), tokenizer),
+        translator,
         test["src"],
         test["references"],
         batch_size=training_args.per_device_eval_batch_size,
         decoding=decoding,
         source_lang=data_args.source_lang,
     )
+    greedy = scores
+    if scores["decoding"].get("num_beams", 1) != 1:
+        greedy, _ = evaluate_translations(
+            translator,
+            test["src"],
+            test["references"],
+            batch_size=training_args.per_device_eval_batch_size,
+            decoding=Decoding(num_beams=1, max_new_tokens=final_args.max_new_tokens),
+            source_lang=data_args.source_lang,
+        )
+    facts.update(greedy_bleu=greedy["bleu"], greedy_chrf=greedy["chrf"])
+    problem = decoding_problem(scores, greedy)
+    if problem:
+        logger.warning(problem)
+        facts["decoding_problem"] = problem
     Path(training_args.output_dir, TRANSLATIONS_FILE).write_text(
         "\n".join(hypotheses) + "\n", encoding="utf-8"
     )

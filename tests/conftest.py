@@ -5,7 +5,7 @@ helpers.py."""
 from pathlib import Path
 
 import pytest
-from helpers import make_trained_folder, tiny_args, write_fra_txt
+from helpers import make_trained_folder, tiny_args, train_memorising_folder, write_fra_txt
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +32,9 @@ def tiny_run(tmp_path_factory, synthetic_fra_txt) -> tuple[Path, dict]:
         tiny_args(synthetic_fra_txt, output_dir, "--max_steps", "300", "--average_last", "2")
     )
     return output_dir, results
+
+
+@pytest.fixture(scope="session")
+def memorising_folder(tmp_path_factory) -> Path:
+    """A tiny model trained in the test run to translate `helpers.MEMORISED_PAIRS` exactly, saved as a folder."""
+    return train_memorising_folder(tmp_path_factory.mktemp("memorising") / "model")

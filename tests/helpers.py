@@ -183,6 +183,46 @@ def make_trained_folder(path: Path, seed: int = 0, report: EvalReport | None = R
     return path
 
 
+# what `train_memorising_folder` trains on (and `fixtures/folder-0.1.0` was trained on): `tiny_tokenizer` words
+MEMORISED_PAIRS = [
+    ("how are you ?", "comment allez vous ?"),
+    ("i like cheese .", "je aime le fromage ."),
+    ("good morning !", "bonjour !"),
+    ("the cat is here .", "le chat est ici ."),
+    ("the big dog sat on the mat .", "le grand chien est sur le tapis ."),
+    ("thank you !", "merci !"),
+]
+FIXTURES = ROOT / "tests" / "fixtures"
+LEGACY_FOLDER = FIXTURES / "folder-0.1.0"  # saved before the transformers 5.24 fix (fixtures/README.md)
+
+
+def train_memorising_folder(path: Path, steps: int = 400) -> Path:
+    """A 2+2-layer model (d_model 32) trained in a few seconds to translate `MEMORISED_PAIRS` exactly (AdamW,
+    full batch), saved as training saves a folder with `tiny_tokenizer`; the recipe of `fixtures/folder-0.1.0`."""
+    torch.manual_seed(0)
+    tokenizer = tiny_tokenizer()
+    config = TransformerMTConfig(
+        vocab_size=len(VOCAB), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, dropout=0.0, max_position_embeddings=32,
+        **TOKENIZER_IDS,
+    )  # fmt: skip
+    model = TransformerMTForConditionalGeneration(config)
+    sources, targets = zip(*MEMORISED_PAIRS, strict=True)
+    batch = tokenizer(list(sources), text_target=list(targets), padding=True, return_tensors="pt")
+    batch["labels"] = batch["labels"].masked_fill(batch["labels"] == tokenizer.pad_token_id, -100)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(steps):
+        loss = model(**batch).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    model.generation_config = greedy_generation_config(model, (1.5, 4))
+    register_pipeline(model, "en", "fr")
+    return save_model_folder(model, tokenizer, path)
+
+
 def tiny_args(data_path: Path, output_dir: Path, *extra: str) -> list[str]:
     """`hf-seq2seq train` flags for a tiny run on the first 300 train pairs of `data_path` (a fra.txt)."""
     return [

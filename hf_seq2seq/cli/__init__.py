@@ -16,6 +16,7 @@ VERBS = {
     "export": "convert a saved model folder to CTranslate2 (int8, bfloat16, float32) for fast CPU serving",
     "average": "average the weights of a run's last checkpoints into a model folder",
     "push": "build a Hub folder with its model card, check it offline, and upload it",
+    "upgrade": "give a saved model folder this release's model code (for newer transformers), weights untouched",
     "plot-attention": "plot the encoder, decoder and cross-attention maps of one translation",
     "plot-training": "plot the loss, learning rate and validation BLEU of a training run",
     "benchmark": "measure speed and memory against MarianMTModel at the same size",
