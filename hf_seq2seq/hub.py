@@ -18,6 +18,7 @@ sentence. :func:`push_to_hub` does all of it and uploads (``dry_run=True`` stops
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
 import importlib.resources
 import json
 import os
@@ -33,6 +34,7 @@ from typing import Any
 import transformers
 from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
 from huggingface_hub.utils import HFValidationError, validate_repo_id
+from packaging.requirements import Requirement
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .folder import PIPELINE_FILE, check_model_folder, pipeline_tasks, register_pipeline, save_model_folder
@@ -223,6 +225,15 @@ def _dataset_of(report: EvalReport) -> tuple[str, str]:
     return name, f"{name} ({report.split} split)" if report.split else f"{name} (plain text)"
 
 
+def supported_transformers() -> str:
+    """The transformers releases this package supports, as its metadata (pyproject.toml) declares: e.g. >=5.13, <6."""
+    for line in importlib.metadata.requires("hf_seq2seq") or ():
+        requirement = Requirement(line)
+        if requirement.name == "transformers":
+            return ", ".join(sorted(map(str, requirement.specifier), reverse=True))  # >= first
+    raise RuntimeError("hf_seq2seq's metadata names no transformers requirement; reinstall the package")
+
+
 def render_model_card(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -336,6 +347,7 @@ def render_model_card(
         data_license=DATA_LICENSE,
         data_license_url=DATA_LICENSE_URL,
         transformers_version=transformers.__version__,
+        supported_transformers=supported_transformers(),
         citation=_citation(repo_id, report),
     )
 
@@ -417,6 +429,7 @@ import json, sys
 sys.modules["hf_seq2seq"] = None  # the folder must load without the package
 folder, sentence, tasks, marker = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
 import torch
+import transformers
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
 config = AutoConfig.from_pretrained(folder, trust_remote_code=True)
@@ -429,8 +442,15 @@ for obj in (config, model):
     if not type(obj).__module__.startswith("transformers_modules"):
         raise SystemExit(f"{type(obj).__name__} came from {type(obj).__module__}, not from the folder's code")
 model.eval()
+inputs = tokenizer(sentence, truncation=True, return_tensors="pt")
 with torch.no_grad():
-    output_ids = model.generate(**tokenizer(sentence, truncation=True, return_tensors="pt"))
+    output_ids = model.generate(**inputs)
+    beams = [model.generate(**inputs, num_beams=3, use_cache=cached) for cached in (True, False)]
+if not torch.equal(*beams):
+    raise SystemExit(
+        "beam search gives other tokens with the decoding cache than without it: the folder's model code does not "
+        f"work with transformers {transformers.__version__}"
+    )
 translation = tokenizer.decode(output_ids[0], skip_special_tokens=True).strip()
 pipeline_classes = set()
 for task in tasks:

@@ -13,6 +13,8 @@ from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.decoding import Decoding, compile_config
 
+pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
+
 VOCAB = 50
 BATCHES = {"b1": [7], "b3-padded": [9, 3, 6], "b8-padded": [12, 1, 5, 12, 8, 2, 10, 4]}
 

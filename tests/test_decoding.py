@@ -25,6 +25,8 @@ from hf_seq2seq.generation_transformer_mt import (
     packing_pays,
 )
 
+pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
+
 VOCAB = 50
 
 
@@ -109,7 +111,7 @@ def test_cross_attention_cache_holds_each_layers_own_projection():
             for layer in model.model.decoder.layers
         ]
     for i, (key, value) in enumerate(per_layer):  # (B, H, S, Dh)
-        cached = out.past_key_values.cross_attention_cache.layers[i]
+        cached = getattr(out, modeling_transformer_mt.CACHE_NAME).cross_attention_cache.layers[i]
         torch.testing.assert_close(cached.keys, key)
         torch.testing.assert_close(cached.values, value)
 
@@ -379,7 +381,7 @@ def test_transformers_exporter_captures_forward_and_exports_the_decode_step():
     stages = decompose_for_generation(model, batch)
     decode_model, decode_inputs = stages["decode"]
     assert decode_inputs["decoder_input_ids"].shape == (3, 1)
-    assert decode_inputs["past_key_values"].get_seq_length() == 1
+    assert decode_inputs[modeling_transformer_mt.CACHE_NAME].get_seq_length() == 1
     exported = DynamoExporter().export(decode_model, decode_inputs, config=DynamoConfig())
     assert exported is not None
 

@@ -16,6 +16,8 @@ from hf_seq2seq.translator import Translator, load_translator
 pytest.importorskip("ctranslate2")
 from hf_seq2seq.export import CTranslate2Translator, ExportError, export_ctranslate2  # noqa: E402
 
+pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
+
 SOURCES = [
     "the cat sat on the mat .",
     "where is the dog ?",

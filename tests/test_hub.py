@@ -6,13 +6,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import REPO_ID, REPORT, make_trained_folder
+from helpers import LEGACY_FOLDER, REPO_ID, REPORT, make_trained_folder
 from huggingface_hub import HfApi, ModelCard
 
 from hf_seq2seq import hub
 from hf_seq2seq.cli import evaluate as evaluate_cli
 from hf_seq2seq.cli import push as push_cli
-from hf_seq2seq.folder import ModelFolderError
+from hf_seq2seq.folder import SHIPPED_MODULES, ModelFolderError
+from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
 from hf_seq2seq.report import TRAINING_REPORT, EvalReport, ReportError
 
 
@@ -335,3 +336,29 @@ def test_evaluate_then_push_publishes_that_result_in_the_card(tmp_path, capsys):
     assert f"| {evaluated['bleu']:.1f} |" in card.text
     published = list((tmp_path / "hub" / hub.RESULTS_DIR).iterdir())
     assert len(published) == 1 and EvalReport.load(published[0]).bleu == evaluated["bleu"]
+
+
+def test_push_gives_a_folder_saved_by_an_older_release_this_releases_code(tmp_path):
+    """The folder saved before the transformers 5.24 fix goes to the Hub with today's code, and the card says which
+    transformers releases that code supports."""
+    old = Path(shutil.copytree(LEGACY_FOLDER, tmp_path / "old"))
+    REPORT.save(old)
+    result = hub.push_to_hub(old, REPO_ID, tmp_path / "out", dry_run=True)
+    for module in SHIPPED_MODULES:
+        name = Path(module.__file__).name
+        assert (result.folder / name).read_bytes() == Path(module.__file__).read_bytes(), name
+    card = (result.folder / "README.md").read_text(encoding="utf-8")
+    assert f"`transformers` {hub.supported_transformers()}" in card
+    assert hub.supported_transformers().startswith(">=5.")
+
+
+def test_validation_refuses_a_folder_whose_beam_search_is_broken_here(tmp_path):
+    """The old folder's own code gives other beam-search tokens with the cache than without it under transformers
+    5.24 and later (it does not take the renamed cache): validating it then fails, naming why; under an earlier
+    release the same code decodes correctly and passes."""
+    old = Path(shutil.copytree(LEGACY_FOLDER, tmp_path / "old"))
+    if CACHE_NAME == "past_key_values":
+        assert hub.validate_hub_folder(old).translation
+    else:
+        with pytest.raises(hub.HubValidationError, match="beam search gives other tokens with the decoding cache"):
+            hub.validate_hub_folder(old)

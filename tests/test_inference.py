@@ -21,6 +21,8 @@ from hf_seq2seq.segmentation import split_sentences
 from hf_seq2seq.tokenization import train_tokenizer
 from hf_seq2seq.training import greedy_generation_config
 
+pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
+
 CORPUS = [
     "the cat sat on the mat .",
     "le chat est assis sur le tapis .",

@@ -16,6 +16,7 @@ from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import plot_attention as plot_attention_cli
 from hf_seq2seq.cli import plot_training as plot_training_cli
 from hf_seq2seq.metrics import build_compute_metrics
+from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
 from hf_seq2seq.plotting import (
     attention_figure,
     attention_maps,
@@ -159,7 +160,7 @@ class ModelWithoutAttentions(TransformerMTForConditionalGeneration):
         return Seq2SeqLMOutput(
             loss=out.loss,
             logits=out.logits,
-            past_key_values=out.past_key_values,
+            past_key_values=getattr(out, CACHE_NAME),
             encoder_last_hidden_state=out.encoder_last_hidden_state,
         )
 

@@ -16,6 +16,8 @@ import subprocess
 import pytest
 from helpers import make_trained_folder, run_without_package
 
+pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
+
 SENTENCE = "the cat sat on the mat"
 
 

@@ -22,7 +22,7 @@ from hf_seq2seq.decoding import Decoding
 from hf_seq2seq.folder import ModelFolderError, check_model_folder
 from hf_seq2seq.inference import TorchTranslator, evaluate_translations, load_model_and_tokenizer, translate
 from hf_seq2seq.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
-from hf_seq2seq.training import TRANSLATIONS_FILE, TimeBudgetCallback, TimeBudgetSchedule
+from hf_seq2seq.training import TRANSLATIONS_FILE, TimeBudgetCallback, TimeBudgetSchedule, decoding_problem
 
 
 def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt):
@@ -31,6 +31,9 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt
     saved = EvalReport.load(output_dir / TRAINING_REPORT)
     assert saved.bleu == results["bleu"] and "nrefs:var" in saved.bleu_signature
     assert saved.training["global_step"] == 300 and saved.training["averaged_checkpoints"] == 2
+    # the tiny preset decodes greedily: greedy search's scores are the report's own, and no problem is noted
+    assert (saved.training["greedy_bleu"], saved.training["greedy_chrf"]) == (saved.bleu, saved.chrf)
+    assert "decoding_problem" not in saved.training
     assert len((output_dir / TRANSLATIONS_FILE).read_text().splitlines()) == saved.num_sentences == 40
     assert [row["bucket"] for row in saved.by_length] == ["1-10", "11-20", "21-40", "41+"]
     generation_config = json.loads((output_dir / "generation_config.json").read_text())
@@ -230,3 +233,14 @@ def test_a_short_seeded_run_follows_its_pinned_loss_curve(tmp_path, synthetic_fr
     losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
     measured = "[" + ", ".join(f"{loss:.4f}" for loss in losses) + "]"
     assert losses == pytest.approx(PINNED_LOSSES, rel=0.02), f"measured losses: {measured}"
+
+
+def test_a_saved_decoding_far_below_greedy_search_is_called_broken():
+    """Training scores the test split with greedy search too; beam search a little below it is a weak model, far
+    below it a broken decoder (transformers 5.24 with model code that missed its cache rename: 7.5 against 36.5)."""
+    beams = {"bleu": 7.5, "decoding": {"num_beams": 6}}
+    problem = decoding_problem(beams, {"bleu": 36.5})
+    assert "7.5, 29.0 points below greedy search's 36.5" in problem and "6 beams" in problem
+    assert "do not publish this score" in problem
+    assert decoding_problem(beams | {"bleu": 35.0}, {"bleu": 36.5}) is None
+    assert decoding_problem(beams | {"bleu": 39.0}, {"bleu": 36.5}) is None

@@ -13,6 +13,7 @@ from transformers.models.auto import modeling_auto
 from transformers_suite import import_common_tests
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
+from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
 
 test_modeling_common, test_configuration_common = import_common_tests()
 ModelTesterMixin, ids_tensor = test_modeling_common.ModelTesterMixin, test_modeling_common.ids_tensor
@@ -115,6 +116,6 @@ class TransformerMTModelTest(ModelTesterMixin, unittest.TestCase):
             input_ids=inputs["input_ids"],
             attention_mask=inputs["attention_mask"],
             decoder_input_ids=next_tokens,
-            past_key_values=first.past_key_values,
+            past_key_values=getattr(first, CACHE_NAME),
         ).last_hidden_state
         torch.testing.assert_close(continued, full[:, -3:], atol=1e-4, rtol=1e-4)

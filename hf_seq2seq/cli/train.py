@@ -3,6 +3,7 @@
 import argparse
 import math
 import os
+import sys
 
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
@@ -43,9 +44,14 @@ def main(argv: list[str] | None = None) -> dict:
     os.makedirs(training_args.output_dir, exist_ok=True)
     results = run(model_args, data_args, training_args, final_args)
     if "bleu" in results:
-        minutes = math.floor(results["training"]["run_wall_time_s"] / 60)
+        facts = results["training"]
+        minutes = math.floor(facts["run_wall_time_s"] / 60)
+        beams = results["decoding"].get("num_beams", 1)
+        decoding = "greedy" if beams == 1 else f"{beams} beams; greedy {facts['greedy_bleu']:.1f}"
         print(
-            f"test BLEU {results['bleu']:.1f}  chrF {results['chrf']:.1f}  ({results['num_sentences']} sources, "
-            f"{minutes} min)\n{results['bleu_signature']}\nmodel saved to {training_args.output_dir}"
+            f"test BLEU {results['bleu']:.1f}  chrF {results['chrf']:.1f}  ({decoding}; {results['num_sentences']} "
+            f"sources, {minutes} min)\n{results['bleu_signature']}\nmodel saved to {training_args.output_dir}"
         )
+        if "decoding_problem" in facts:
+            print(f"WARNING: {facts['decoding_problem']}", file=sys.stderr)
     return results
