@@ -46,6 +46,7 @@ from transformers.modeling_outputs import (
 )
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel
 from transformers.utils import can_return_tuple
+from transformers.utils.deprecation import deprecate_kwarg
 
 from .configuration_transformer_mt import TransformerMTConfig
 from .generation_transformer_mt import greedy_search, greedy_search_arguments, length_rule_limit
@@ -62,6 +63,14 @@ def cache_argument(cache: Cache | None, past_key_values: Cache | None) -> Cache 
     if cache is not None and past_key_values is not None:
         raise ValueError("pass the decoding cache once, as `cache` or as `past_key_values`")
     return past_key_values if cache is None else cache
+
+
+def takes_the_old_cache_name(forward: Callable) -> Callable:
+    """Where the installed release names the cache `cache`, a call that passes `past_key_values` gets transformers'
+    own deprecation warning, as its models give (`deprecate_kwarg`); before, that is the name `generate()` uses."""
+    if CACHE_NAME == "cache":
+        return deprecate_kwarg("past_key_values", "5.40.0", new_name="cache", raise_if_both_names=True)(forward)
+    return forward
 
 
 def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
@@ -557,6 +566,7 @@ class TransformerMTDecoder(TransformerMTStack):
         )
 
     @can_return_tuple
+    @takes_the_old_cache_name
     def forward(
         self,
         input_ids: torch.LongTensor | None = None,
@@ -652,6 +662,7 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
             self.decoder.embed_tokens = value
 
     @can_return_tuple
+    @takes_the_old_cache_name
     def forward(
         self,
         input_ids: torch.LongTensor | None = None,
@@ -759,6 +770,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         return super().generate(inputs, generation_config=generation_config, **kwargs)
 
     @can_return_tuple
+    @takes_the_old_cache_name
     def forward(
         self,
         input_ids: torch.LongTensor | None = None,

@@ -131,8 +131,8 @@ class DecoderGraph(nn.Module):
             attention_mask=encoder_attention_mask,
             decoder_input_ids=input_ids,
             encoder_outputs=(encoder_hidden_states,),
-            past_key_values=cache,
             use_cache=True,
+            **{CACHE_NAME: cache},
             return_dict=True,
         )  # `cache` now holds this step's keys and values too
         flat = []

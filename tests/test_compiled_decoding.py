@@ -12,6 +12,7 @@ from transformers.cache_utils import EncoderDecoderCache, StaticCache
 from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.decoding import Decoding, compile_config
+from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
 
 pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
 
@@ -153,7 +154,7 @@ def test_forward_with_a_static_cache_step_by_step_equals_the_whole_sequence():
                 attention_mask=batch["attention_mask"],
                 encoder_outputs=encoder_outputs,
                 decoder_input_ids=target[:, t : t + 1],
-                past_key_values=cache,
+                **{CACHE_NAME: cache},
                 use_cache=True,
             ).logits
             for t in range(5)

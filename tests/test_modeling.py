@@ -170,7 +170,7 @@ def test_cache_reuses_cross_attention_and_grows_self_attention():
             encoder_outputs=(first.encoder_last_hidden_state,),
             attention_mask=attention_mask,
             decoder_input_ids=torch.full((2, 1), 5),
-            past_key_values=cache,
+            **{CACHE_NAME: cache},
             use_cache=True,
         )
     assert cache.get_seq_length() == 2

@@ -161,7 +161,7 @@ def test_first_step_and_later_steps_of_the_merged_decoder(exported, tokenizer):
         step = first.logits.argmax(-1)
         later = model(
             attention_mask=inputs["attention_mask"], encoder_outputs=(states,), decoder_input_ids=step,
-            past_key_values=getattr(first, CACHE_NAME),
+            **{CACHE_NAME: getattr(first, CACHE_NAME)},
         )  # fmt: skip
     decoder = onnxruntime.InferenceSession(str(export / "onnx" / "decoder_model_merged.onnx"))
     feeds = {

@@ -160,7 +160,7 @@ class ModelWithoutAttentions(TransformerMTForConditionalGeneration):
         return Seq2SeqLMOutput(
             loss=out.loss,
             logits=out.logits,
-            past_key_values=getattr(out, CACHE_NAME),
+            **{CACHE_NAME: getattr(out, CACHE_NAME)},
             encoder_last_hidden_state=out.encoder_last_hidden_state,
         )
 

@@ -116,6 +116,6 @@ class TransformerMTModelTest(ModelTesterMixin, unittest.TestCase):
             input_ids=inputs["input_ids"],
             attention_mask=inputs["attention_mask"],
             decoder_input_ids=next_tokens,
-            past_key_values=getattr(first, CACHE_NAME),
+            **{CACHE_NAME: getattr(first, CACHE_NAME)},
         ).last_hidden_state
         torch.testing.assert_close(continued, full[:, -3:], atol=1e-4, rtol=1e-4)
