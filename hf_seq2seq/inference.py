@@ -18,6 +18,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from .cpu_features import cpu_supports
 from .decoding import Decoding, translate_in_batches
 from .folder import check_model_folder
 from .generation_transformer_mt import length_rule_limit
@@ -37,7 +38,7 @@ class Int8Linear(torch.ao.nn.quantized.dynamic.Linear):
     nearly halve the activations' rounding error (a 256 -> 768 layer: 1.2% relative error instead of 2.0%, at
     the same speed)."""
 
-    reduce_range = not torch.cpu._is_vnni_supported()
+    reduce_range = not cpu_supports("vnni")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         packed = self._packed_params._packed_params

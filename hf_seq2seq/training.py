@@ -40,6 +40,7 @@ from transformers.trainer_callback import ProgressCallback
 
 from . import TransformerMTConfig, TransformerMTForConditionalGeneration
 from .averaging import average_checkpoints
+from .cpu_features import cpu_supports
 from .data import load_corpora
 from .decoding import Decoding
 from .folder import add_pipeline_code, checkpoint_folders, last_checkpoint, register_pipeline
@@ -205,7 +206,7 @@ _CPU = dict(
     save_steps=800,
     # autocast with fp32 master weights, only where the CPU has bf16 matmuls (avx512_bf16/AMX): without them
     # (e.g. AVX2-only CPUs) a bf16 training step is about 30 times slower than fp32
-    bf16=torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported(),
+    bf16=cpu_supports("avx512_bf16") or cpu_supports("amx_tile"),
     use_cpu=not torch.cuda.is_available(),
 )
 PRESETS: dict[str, dict] = {

@@ -4,6 +4,7 @@ a tiny word-level model folder, the flags of a tiny training run. The fixtures b
 import itertools
 import os
 import random
+import socket
 import subprocess
 import sys
 import textwrap
@@ -301,3 +302,10 @@ def run_without_package(body: str, cwd: Path, **env: str) -> subprocess.Complete
         text=True,
         timeout=300,
     )
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on `host` now (the OS picks it), for a server or process group a test starts."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]

@@ -4,7 +4,6 @@ slowed or made to fail."""
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -13,16 +12,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from helpers import free_port
+
 from hf_seq2seq.serve import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 def get(url: str, timeout: float = 10) -> tuple[int, dict | str, dict]:
@@ -101,7 +96,7 @@ class ThreadServer:
     def __init__(self, app):
         import uvicorn
 
-        self.port = free_port()
+        self.port = free_port(HOST)
         self.url = f"http://{HOST}:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -3,12 +3,12 @@ the Space folder, and the app itself driven by a real headless Chromium."""
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 
 import pytest
 import torch
+from helpers import free_port
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.demo import EMPTY_HINT, MAX_INPUT_CHARS, answer, find_reports, scores_markdown, write_space
@@ -107,12 +107,6 @@ def test_space_folder_runs_the_model_with_its_own_code(model_dir, tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=space, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "True" in done.stdout and "Decoded in" in done.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.skipif(

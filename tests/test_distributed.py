@@ -8,7 +8,6 @@ skipped.
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ import pytest
 import torch
 from accelerate.data_loader import prepare_data_loader
 from datasets import Dataset
-from helpers import ROOT, synthetic_pairs, write_fra_txt
+from helpers import ROOT, free_port, synthetic_pairs, write_fra_txt
 from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM, EvalPrediction, Seq2SeqTrainingArguments
 
@@ -48,12 +47,6 @@ def write_jsonl_shards(folder: Path, shards: int) -> Path:
         lines = (json.dumps({"en": en, "fr": fr}, ensure_ascii=False) for en, fr in pairs[i::shards])
         (folder / f"train-{i:05d}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def launch_env() -> dict[str, str]:

@@ -10,6 +10,7 @@ from torch import nn
 from transformers import GenerationMixin
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
+from hf_seq2seq.cpu_features import LINUX_FLAGS, cpu_supports, linux_cpu_flags
 from hf_seq2seq.generation_transformer_mt import greedy_search_arguments
 from hf_seq2seq.inference import PRECISIONS, Int8Linear, precision_of, quantize_dynamic_int8, set_precision
 
@@ -73,7 +74,7 @@ def test_int8_layers_use_8_bit_activations_where_the_cpu_has_vnni():
         seven_bits = torch.ops.quantized.linear_dynamic(x, packed, reduce_range=True)
         error, seven_bit_error = ((y - expected).norm() / expected.norm() for y in (quantized(x), seven_bits))
     assert isinstance(quantized, Int8Linear) and error < 0.025
-    assert Int8Linear.reduce_range == (not torch.cpu._is_vnni_supported())
+    assert Int8Linear.reduce_range == (not cpu_supports("vnni"))
     if Int8Linear.reduce_range:
         assert error == seven_bit_error
     else:
@@ -84,3 +85,14 @@ def test_unknown_precision_is_refused(model):
     assert PRECISIONS == ("fp32", "bf16", "int8")
     with pytest.raises(ValueError, match="precision must be one of fp32, bf16, int8"):
         set_precision(model, "fp16")
+
+
+@pytest.mark.parametrize("feature", sorted(LINUX_FLAGS))
+def test_cpu_features_without_torchs_private_checks_are_the_same(feature, monkeypatch):
+    """torch's `torch.cpu._is_<feature>_supported` is private: without it, the Linux CPU flags give its answer."""
+    check = getattr(torch.cpu, f"_is_{feature}_supported", None)
+    if check is None or not linux_cpu_flags():
+        pytest.skip("needs torch's check and /proc/cpuinfo to compare")
+    expected = bool(check())
+    monkeypatch.delattr(torch.cpu, f"_is_{feature}_supported")
+    assert cpu_supports(feature) == expected

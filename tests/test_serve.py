@@ -18,11 +18,11 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 pytest.importorskip("prometheus_client")
 
+from helpers import free_port  # noqa: E402
 from serve_helpers import (  # noqa: E402
     HOST,
     FakeEngine,
     ThreadServer,
-    free_port,
     get,
     metric,
     post_json,

@@ -7,7 +7,8 @@ import pytest
 pytest.importorskip("ray.serve")
 pytest.importorskip("starlette")
 
-from serve_helpers import HOST, free_port, get, post_json, start_server, wait_ready  # noqa: E402
+from helpers import free_port  # noqa: E402
+from serve_helpers import HOST, get, post_json, start_server, wait_ready  # noqa: E402
 
 from hf_seq2seq.decoding import Decoding  # noqa: E402
 from hf_seq2seq.inference import load_translator, translate  # noqa: E402

@@ -2,7 +2,6 @@
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -10,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import free_port
 
 from hf_seq2seq.data import DataError
 from hf_seq2seq.training import DataArguments, load_splits
@@ -91,12 +91,6 @@ WORKER = textwrap.dedent(
     dist.destroy_process_group()
     """
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_two_processes_under_torchrun_read_disjoint_parts_that_complete_the_stream(tmp_path):
