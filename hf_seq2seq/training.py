@@ -801,8 +801,7 @@ def run(
         )
     facts.update(greedy_bleu=greedy["bleu"], greedy_chrf=greedy["chrf"])
     problem = decoding_problem(scores, greedy)
-    if problem:
-        logger.warning(problem)
+    if problem:  # recorded with the result; `hf-seq2seq train` prints it under the score
         facts["decoding_problem"] = problem
     Path(training_args.output_dir, TRANSLATIONS_FILE).write_text(
         "\n".join(hypotheses) + "\n", encoding="utf-8"

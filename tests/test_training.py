@@ -244,3 +244,19 @@ def test_a_saved_decoding_far_below_greedy_search_is_called_broken():
     assert "do not publish this score" in problem
     assert decoding_problem(beams | {"bleu": 35.0}, {"bleu": 36.5}) is None
     assert decoding_problem(beams | {"bleu": 39.0}, {"bleu": 36.5}) is None
+
+
+def test_train_prints_a_broken_decoding_under_its_score(monkeypatch, tmp_path, capsys):
+    """The command's last words name the problem `run` recorded, on stderr, after the score and greedy search's."""
+    from hf_seq2seq.cli import train as train_cli
+
+    problem = decoding_problem({"bleu": 7.5, "decoding": {"num_beams": 6}}, {"bleu": 36.5})
+    results = dict(
+        bleu=7.5, chrf=36.8, num_sentences=1192, bleu_signature="nrefs:var", decoding={"num_beams": 6},
+        training=dict(run_wall_time_s=1320.0, greedy_bleu=36.5, decoding_problem=problem),
+    )  # fmt: skip
+    monkeypatch.setattr(train_cli, "run", lambda *args: results)
+    train_cli.main(["--preset", "tiny", "--output_dir", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert "test BLEU 7.5  chrF 36.8  (6 beams; greedy 36.5; 1192 sources, 22 min)" in out
+    assert err.strip().endswith(f"WARNING: {problem}")
