@@ -139,7 +139,8 @@ def refresh_code(folder: str | os.PathLike[str]) -> list[str]:
     folder = check_exportable(folder, "their code ships with transformers", action="upgraded")
     written = []
     for module in SHIPPED_MODULES:
-        source, target = Path(module.__file__), folder / Path(module.__file__).name
+        source = Path(module.__file__)
+        target = folder / source.name
         code = source.read_bytes()
         if target.is_file() and target.read_bytes() == code:
             continue
