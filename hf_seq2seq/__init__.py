@@ -6,19 +6,19 @@ marks the classes for auto-class export, so `save_pretrained` writes the configu
 
 The import itself is cheap (no torch, no transformers: `hf-seq2seq --help` imports this package): the model
 classes below load on first use, and the registration happens as soon as transformers' Auto classes are
-imported, before they can be used (`hf_seq2seq._registration`).
+imported, before they can be used (`hf_seq2seq.models.registration`).
 """
 
 import importlib
 
-from . import _registration
-from ._registration import register_auto_classes
+from hf_seq2seq.models import registration as _registration
+from hf_seq2seq.models.registration import register_auto_classes
 
 _LAZY = {
-    "TransformerMTConfig": "configuration_transformer_mt",
-    "TransformerMTForConditionalGeneration": "modeling_transformer_mt",
-    "TransformerMTModel": "modeling_transformer_mt",
-    "TransformerMTPreTrainedModel": "modeling_transformer_mt",
+    "TransformerMTConfig": _registration.CONFIG_MODULE,
+    "TransformerMTForConditionalGeneration": _registration.MODELING_MODULE,
+    "TransformerMTModel": _registration.MODELING_MODULE,
+    "TransformerMTPreTrainedModel": _registration.MODELING_MODULE,
 }
 
 _registration.install()
@@ -26,7 +26,7 @@ _registration.install()
 
 def __getattr__(name: str):
     if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

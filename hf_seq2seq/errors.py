@@ -1,5 +1,4 @@
-"""The error a command reports in one line (`hf-seq2seq VERB: message`, exit status 1) instead of a traceback.
-Standard library only: the command line imports it before torch."""
+"""The error every command reports as a clear message: a folder that is not what the command needs."""
 
 
 class FolderError(Exception):

@@ -16,7 +16,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from hf_seq2seq.demo import BEAM, EXAMPLES, launch_demo
+from hf_seq2seq.apps.demo import BEAM, EXAMPLES, launch_demo
 
 
 def main() -> None:

@@ -15,10 +15,10 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 from transformers import PreTrainedTokenizerFast
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
-from hf_seq2seq.folder import register_pipeline, save_model_folder
-from hf_seq2seq.report import EvalReport
-from hf_seq2seq.tokenization import train_tokenizer
-from hf_seq2seq.training import greedy_generation_config
+from hf_seq2seq.data.tokenization import train_tokenizer
+from hf_seq2seq.evaluation.report import EvalReport
+from hf_seq2seq.models.folder import register_pipeline, save_model_folder
+from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
 ROOT = Path(__file__).resolve().parents[1]
 FRA_TXT = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"  # the real corpus, for tests about it alone

@@ -1,5 +1,5 @@
 """What the serving tests share: a free local port, the server as a subprocess (`python -m hf_seq2seq serve`)
-or in a thread of the test process (to serve an injected engine), and a fake engine that can be held,
+or in a thread of the test process (to serve an injected worker), and a fake batch worker that can be held,
 slowed or made to fail."""
 
 import json
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from helpers import free_port
 
-from hf_seq2seq.serve import Engine
+from hf_seq2seq.serving.worker import BatchWorker
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
@@ -111,7 +111,7 @@ class ThreadServer:
         self.thread.join(timeout=30)
 
 
-class FakeEngine(Engine):
+class FakeWorker(BatchWorker):
     """Translates a sentence into its upper case; `gate` (set by default) holds every model call until set;
     a sentence containing "FAIL" makes its whole batch raise. `calls` records each batch."""
 
@@ -127,5 +127,5 @@ class FakeEngine(Engine):
         if not self.gate.wait(timeout=60):
             raise TimeoutError("the test never opened the gate")
         if any("FAIL" in sentence for sentence in sentences):
-            raise RuntimeError("engine failure on purpose")
+            raise RuntimeError("worker failure on purpose")
         return [sentence.upper() for sentence in sentences]

@@ -23,11 +23,11 @@ from helpers import LEGACY_FOLDER, MEMORISED_PAIRS, run_without_package
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationMixin, pipeline
 from transformers.cache_utils import EncoderDecoderCache
 
-from hf_seq2seq import modeling_transformer_mt
-from hf_seq2seq.decoding import Decoding
-from hf_seq2seq.folder import SHIPPED_MODULES, refresh_code
-from hf_seq2seq.inference import TorchTranslator
-from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.torch_engine import TorchTranslator
+from hf_seq2seq.models.folder import SHIPPED_MODULES, refresh_code
+from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
 pytestmark = pytest.mark.releases
 
@@ -124,9 +124,9 @@ def test_the_cache_goes_in_under_either_name_and_comes_out_under_the_installed_r
         first = model(**batch, decoder_input_ids=start, use_cache=True)
         cache = getattr(first, CACHE_NAME)
         assert isinstance(cache, EncoderDecoderCache) and CACHE_NAME in first.keys()
-        step_inputs = model.prepare_inputs_for_generation(start, attention_mask=batch["attention_mask"], **{
-            CACHE_NAME: cache
-        })
+        step_inputs = model.prepare_inputs_for_generation(
+            start, attention_mask=batch["attention_mask"], **{CACHE_NAME: cache}
+        )
         assert step_inputs[CACHE_NAME] is cache
         following = first.logits[:, -1].argmax(-1, keepdim=True)
         uncached = model(**batch, decoder_input_ids=torch.cat([start, following], 1), use_cache=False).logits
@@ -164,12 +164,16 @@ def test_pipeline_translates_the_training_sentences(memorising_folder, num_beams
     for use_cache in (True, False):
         records = translator(SOURCES, num_beams=num_beams, use_cache=use_cache)
         assert [record["translation_text"] for record in records] == TARGETS
-    translator = pipeline("translation", model=str(memorising_folder), trust_remote_code=True, num_beams=num_beams)
+    translator = pipeline(
+        "translation", model=str(memorising_folder), trust_remote_code=True, num_beams=num_beams
+    )
     assert [record["translation_text"] for record in translator(SOURCES)] == TARGETS
 
 
 def test_pipeline_settings_given_when_made_apply_under_the_calls(memorising_folder):
-    translator = pipeline("translation", model=str(memorising_folder), trust_remote_code=True, max_new_tokens=2)
+    translator = pipeline(
+        "translation", model=str(memorising_folder), trust_remote_code=True, max_new_tokens=2
+    )
     assert translator(SOURCES[0]) == [{"translation_text": "comment allez"}]
     assert translator(SOURCES[0], max_new_tokens=20) == [{"translation_text": TARGETS[0]}]
 
@@ -182,15 +186,16 @@ def test_torch_engine_translates_the_training_sentences(memorised, num_beams):
 
 @pytest.fixture(scope="module")
 def onnx_export(memorising_folder, tmp_path_factory):
-    onnx_export = pytest.importorskip("hf_seq2seq.onnx_export", reason="the onnx extra")
-    return onnx_export, onnx_export.export_onnx(memorising_folder, tmp_path_factory.mktemp("onnx") / "export")
+    onnx_export = pytest.importorskip("hf_seq2seq.export.onnx", reason="the onnx extra")
+    return onnx_export.export_onnx(memorising_folder, tmp_path_factory.mktemp("onnx") / "export")
 
 
 @pytest.mark.parametrize("num_beams", BEAMS)
 def test_onnxruntime_engine_decodes_the_same_with_and_without_the_cache(memorised, onnx_export, num_beams):
     """The ONNX Runtime engine decodes through `GenerationMixin` too."""
-    module, folder = onnx_export
-    translator = module.OnnxTranslator(folder)
+    from hf_seq2seq.engines.onnxruntime_engine import OnnxTranslator
+
+    translator = OnnxTranslator(onnx_export)
     assert translator.translate_sentences(SOURCES, decoding=Decoding(num_beams=num_beams)) == TARGETS
     batch = batch_of(memorised[1], SOURCES + UNSEEN)
     with torch.inference_mode():
@@ -224,7 +229,10 @@ def test_the_old_folder_loads_with_the_package_and_translates(legacy_copy, num_b
 
 def test_upgrade_replaces_the_code_and_leaves_the_rest(legacy_copy):
     others = {path.name: path.read_bytes() for path in legacy_copy.iterdir() if path.suffix != ".py"}
-    assert code_files(legacy_copy)["modeling_transformer_mt.py"] != Path(modeling_transformer_mt.__file__).read_bytes()
+    assert (
+        code_files(legacy_copy)["modeling_transformer_mt.py"]
+        != Path(modeling_transformer_mt.__file__).read_bytes()
+    )
     written = refresh_code(legacy_copy)
     assert "modeling_transformer_mt.py" in written
     shipped = {Path(module.__file__).name: Path(module.__file__).read_bytes() for module in SHIPPED_MODULES}

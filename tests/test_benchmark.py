@@ -5,8 +5,10 @@ import json
 
 import pytest
 
-from hf_seq2seq.benchmark import SIZES, build_models, make_batches, tokens
 from hf_seq2seq.cli.benchmark import main
+from hf_seq2seq.evaluation.benchmark import HUB_USER
+from hf_seq2seq.evaluation.benchmark_choices import SIZES
+from hf_seq2seq.evaluation.measuring import build_models, make_batches, tokens
 
 
 def test_quick_benchmark_runs_and_writes_json(tmp_path, capsys):
@@ -50,14 +52,20 @@ def test_generate_only_benchmark_reports_decoding_and_no_training(capsys):
         "marian": "GenerationMixin",
         "ours int8": hand_written,
         "ours bf16": hand_written,
+        HUB_USER: hand_written,
     }
     for name in ("ours int8", "ours bf16"):  # opt-in rows, each against Marian
         row = result["opt_in"][name]
         assert row["ratio_over_marian"]["generate_b64_new_tokens_per_s"] == pytest.approx(
             row["generate_b64_new_tokens_per_s"] / result["marian"]["generate_b64_new_tokens_per_s"]
         )
+    hub_user = result["ours_as_hub_user"]  # ours without the package's packed weights, against Marian
+    assert hub_user["ratio_over_marian"]["generate_b64_new_tokens_per_s"] == pytest.approx(
+        hub_user["generate_b64_new_tokens_per_s"] / result["marian"]["generate_b64_new_tokens_per_s"]
+    )
     output = capsys.readouterr().out
     assert "ours runs greedy_search (hand-written)" in output
+    assert "as a Hub user (new tokens/s)" in output
     assert "generate b=64" in output and "training throughput" not in output  # no rows of what was not run
     assert "opt-in generate() of ours, against Marian (fp32)" in output and "ours int8" in output
 

@@ -11,8 +11,8 @@ from transformers.cache_utils import EncoderDecoderCache, StaticCache
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import translate as translate_cli
-from hf_seq2seq.decoding import Decoding, compile_config
-from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
+from hf_seq2seq.engines.decoding import Decoding, compile_config
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
 pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
 

@@ -1,4 +1,4 @@
-"""Tests for hf_seq2seq.data: parsing, the hash split, reference grouping, loaders, downloads, errors."""
+"""Tests for hf_seq2seq.data (fra_eng, splits, loaders): parsing, the hash split, grouping, downloads, errors."""
 
 import os
 
@@ -15,24 +15,23 @@ import pytest  # noqa: E402
 from datasets import DatasetDict, IterableDataset, IterableDatasetDict  # noqa: E402
 from helpers import FRA_TXT as REAL_FRA_TXT  # noqa: E402
 
-from hf_seq2seq import data  # noqa: E402
-from hf_seq2seq.data import (  # noqa: E402
-    EVAL_FEATURES,
-    FRA_ENG_ENV,
-    PAIR_FEATURES,
+from hf_seq2seq.data.errors import (  # noqa: E402
     ChecksumError,
     ColumnError,
     DataFormatError,
     DataNotFoundError,
     DownloadError,
-    assign_split,
+)
+from hf_seq2seq.data.fra_eng import (  # noqa: E402
+    FRA_ENG_ENV,
+    FRA_ENG_SHA1,
     default_cache_dir,
     download_fra_eng,
-    group_references,
     load_fra_eng,
-    load_translation_dataset,
     read_pairs,
 )
+from hf_seq2seq.data.loaders import load_translation_dataset, to_pairs  # noqa: E402
+from hf_seq2seq.data.splits import EVAL_FEATURES, PAIR_FEATURES, assign_split, group_references  # noqa: E402
 
 # English, French; the comments give each side's split under the default 1% / 1% rule.
 PAIRS = [
@@ -283,7 +282,7 @@ def test_download_verifies_caches_and_extracts_once(tmp_path: Path) -> None:
 def test_download_checksum_mismatch_leaves_nothing(tmp_path: Path) -> None:
     served = write_zip(tmp_path / "served.zip")
     cache = tmp_path / "dl-cache"
-    with pytest.raises(ChecksumError, match=f"expected sha1 {data.FRA_ENG_SHA1}, got {sha1_of(served)}"):
+    with pytest.raises(ChecksumError, match=f"expected sha1 {FRA_ENG_SHA1}, got {sha1_of(served)}"):
         download_fra_eng(cache, url=served.as_uri())
     assert [p for p in cache.rglob("*") if p.is_file()] == []
 
@@ -298,7 +297,7 @@ def test_download_failure_is_clear(tmp_path: Path) -> None:
 def test_load_fra_eng_downloads_into_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     served = write_zip(tmp_path / "served.zip")
     patched = functools.partial(download_fra_eng, url=served.as_uri(), sha1=sha1_of(served))
-    monkeypatch.setattr(data, "download_fra_eng", patched)
+    monkeypatch.setattr("hf_seq2seq.data.fra_eng.download_fra_eng", patched)
     ds = load_fra_eng()
     assert ds["train"].num_rows == 9 and ds["test"].num_rows == 3
     assert (tmp_path / "cache" / f"fra-eng-{sha1_of(served)[:12]}" / "fra.txt").is_file()
@@ -404,7 +403,7 @@ def test_group_references_on_stream_without_known_columns(tmp_path: Path) -> Non
     def rows():
         yield from ({"translation": {"en": en, "fr": fr}} for en, fr in PAIRS[9:13])
 
-    stream = data._to_pairs(IterableDataset.from_generator(rows), "en", "fr", None, None)
+    stream = to_pairs(IterableDataset.from_generator(rows), "en", "fr", None, None)
     assert as_rows(group_references(stream)) == [
         {
             "src": "Let me go!",

@@ -5,36 +5,21 @@ other call still runs GenerationMixin."""
 
 import inspect
 import math
-import types
 
 import pytest
 import torch
 from helpers import BOS, EOS, PAD, tiny_config
 from transformers import GenerationConfig, GenerationMixin, LogitsProcessorList
 
-from hf_seq2seq import (
-    TransformerMTForConditionalGeneration,
-    generation_transformer_mt,
-    modeling_transformer_mt,
-)
-from hf_seq2seq.generation_transformer_mt import (
-    PACKED_WEIGHTS,
-    first_argmax,
-    greedy_search_arguments,
-    packed_linear,
-    packing_pays,
-)
+from hf_seq2seq import TransformerMTForConditionalGeneration
+from hf_seq2seq.engines import packed_weights
+from hf_seq2seq.engines.packed_weights import packing_available, use_packed_weights
+from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
+from hf_seq2seq.models.transformer_mt.generation_transformer_mt import first_argmax, greedy_search_arguments
 
 pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
 
 VOCAB = 50
-
-
-@pytest.fixture(autouse=True)
-def pack_every_layer(monkeypatch):
-    """The tiny models here are too small for packed weights to pay (`packing_pays`); packing them all lets
-    these tests check the packed path's tokens against GenerationMixin's."""
-    monkeypatch.setattr(generation_transformer_mt, "packing_pays", lambda layer, rows: True)
 
 
 def random_model(normalize_before: bool, attn_implementation: str) -> TransformerMTForConditionalGeneration:
@@ -154,71 +139,6 @@ def test_first_argmax_is_argmax(rows, vocab):
     assert torch.equal(first_argmax(logits), logits.argmax(dim=-1))
 
 
-@pytest.mark.parametrize("rows", [1, 7, 64])
-@pytest.mark.parametrize("bias", [True, False])
-def test_packed_linear_is_the_layer(rows, bias):
-    """The decoding step's Linear layers (oneDNN, packed weights) compute what the layer does."""
-    torch.manual_seed(rows)
-    layer, x = torch.nn.Linear(32, 96, bias=bias), torch.randn(rows, 32)
-    with torch.inference_mode():
-        output = packed_linear(layer, x)
-        assert output.shape == (rows, 96)
-        torch.testing.assert_close(output, layer(x), atol=1e-5, rtol=1e-5)
-
-
-def test_packing_is_kept_for_the_matmuls_where_it_pays():
-    """At the CPU preset's sizes greedy search packs the 8,000-way output layer at any batch size and the FFN
-    at batch 64, but not a 256 x 256 projection, whose packed call is slower than torch's own."""
-    output_layer, ffn, projection = (torch.nn.Linear(256, n) for n in (8000, 1024, 256))
-    assert packing_pays(output_layer, rows=1) and packing_pays(ffn, rows=64)
-    assert not packing_pays(ffn, rows=1) and not packing_pays(projection, rows=64)
-
-
-def test_greedy_search_packs_the_output_layer_of_a_preset_sized_model(monkeypatch):
-    """The decision is made on the real sizes: a model with the CPU preset's vocabulary and width decodes one
-    sentence with the output layer's weight packed (and no other), and returns GenerationMixin's tokens."""
-    torch.manual_seed(0)
-    config = tiny_config(vocab_size=8000, d_model=256, decoder_layers=1, encoder_layers=1, tie_word_embeddings=False)
-    model = TransformerMTForConditionalGeneration(config).eval()
-    model.config._attn_implementation = "sdpa"
-    monkeypatch.setattr(generation_transformer_mt, "packing_pays", packing_pays)  # the real rule
-    batch = padded_batch([6], seed=1)
-    with torch.inference_mode():
-        tokens = model.generate(**batch, max_new_tokens=4, min_new_tokens=4)
-        assert torch.equal(tokens, transformers_generate(model, **batch, max_new_tokens=4, min_new_tokens=4))
-    packed = [layer for layer in model.modules() if layer in PACKED_WEIGHTS]
-    assert packed == [model.lm_head]
-
-
-def test_greedy_search_follows_weights_that_change():
-    """The packed copies of the weights are made again when the weights change, so greedy search keeps
-    returning GenerationMixin's sequences after an optimizer step between two evaluations (as in training)
-    and after loading other weights."""
-    model = random_model(normalize_before=False, attn_implementation="sdpa")
-    batch = padded_batch(BATCHES["b8-padded"], seed=8)
-    kwargs = dict(max_new_tokens=10, no_repeat_ngram_size=1)
-    with torch.inference_mode():
-        before = model.generate(**batch, **kwargs)
-
-    model.train()
-    labels = torch.randint(3, VOCAB, (8, 6), generator=torch.Generator().manual_seed(0))
-    model(**batch, labels=labels).loss.backward()
-    torch.optim.SGD(model.parameters(), lr=1.0).step()
-    model.eval()
-    with torch.inference_mode():
-        stepped = model.generate(**batch, **kwargs)
-        assert not torch.equal(stepped, before)
-        assert torch.equal(stepped, transformers_generate(model, **batch, **kwargs))
-
-    torch.manual_seed(11)
-    other = TransformerMTForConditionalGeneration(model.config).eval()
-    model.load_state_dict(other.state_dict())
-    with torch.inference_mode():
-        loaded = model.generate(**batch, **kwargs)
-        assert not torch.equal(loaded, stepped)
-        assert torch.equal(loaded, transformers_generate(other, **batch, **kwargs))
-
-
 def transformers_generate(model, **kwargs):
     """`GenerationMixin.generate` itself, skipping the model's override (and so its hand-written greedy search)."""
     return GenerationMixin.generate(model, **kwargs)
@@ -238,11 +158,20 @@ def ending_token(model, batch: dict) -> int:
 @pytest.mark.parametrize("lengths", BATCHES.values(), ids=BATCHES.keys())
 @pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
 @pytest.mark.parametrize("attn_implementation", ["sdpa", "eager"])
-def test_greedy_search_equals_generation_mixin(lengths, normalize_before, attn_implementation):
+@pytest.mark.parametrize("linear", ["plain", "packed"])
+def test_greedy_search_equals_generation_mixin(
+    lengths, normalize_before, attn_implementation, linear, monkeypatch
+):
     """Plain greedy generate() takes the hand-written greedy search and returns GenerationMixin's sequences:
     rows ending at different steps (pad after EOS, the batch shrinking), min_new_tokens, no EOS at all, n-grams
-    banned from repeating."""
+    banned from repeating. With its Linear layers as a Hub user's model applies them (plain) and as the
+    package's torch engine does (packed weights, here for every layer: the tiny ones would not pay)."""
     model = random_model(normalize_before, attn_implementation)
+    if linear == "packed":
+        if not packing_available():
+            pytest.skip("this torch has no oneDNN packed-weight ops")
+        monkeypatch.setattr(packed_weights, "packing_pays", lambda layer, rows: True)
+        use_packed_weights(model)
     batch = padded_batch(lengths, seed=len(lengths))
     eos = ending_token(model, batch)
     calls = (
@@ -320,7 +249,9 @@ def test_other_generate_calls_fall_back_to_generation_mixin(kwargs, monkeypatch)
         assert torch.equal(ours.sequences, expected.sequences)
 
 
-@pytest.mark.filterwarnings("ignore:.*default `max_length`:UserWarning")  # GenerationMixin's warning (some releases)
+@pytest.mark.filterwarnings(
+    "ignore:.*default `max_length`:UserWarning"
+)  # GenerationMixin's warning (some releases)
 def test_generation_mixins_default_length_is_left_to_it():
     """A call that sets no length anywhere runs GenerationMixin (its default length is its own business)."""
     model = random_model(normalize_before=False, attn_implementation="sdpa")
@@ -404,24 +335,3 @@ def test_fast_path_needs_no_private_transformers_api(monkeypatch):
         monkeypatch.delattr(owner, name)
     with torch.inference_mode():
         assert torch.equal(model.generate(**batch, **kwargs), expected)
-
-
-def test_fast_path_falls_back_without_torchs_private_packed_ops(monkeypatch):
-    """Without the oneDNN ops that pack the weights (private to torch, a release may rename them), or with ops
-    that fail, greedy search computes the Linear layers plainly and returns GenerationMixin's tokens."""
-    model = random_model(normalize_before=False, attn_implementation="sdpa")
-    batch = padded_batch(BATCHES["b8-padded"], seed=8)
-    kwargs = dict(max_new_tokens=10, no_repeat_ngram_size=2, eos_token_id=ending_token(model, batch))
-    with torch.inference_mode():
-        expected = transformers_generate(model, **batch, **kwargs)
-
-    def broken(*args, **kwargs):
-        raise RuntimeError("changed op")
-
-    missing, failing = types.SimpleNamespace(), types.SimpleNamespace(_reorder_linear_weight=broken, _linear_pointwise=broken)
-    for replacement in (missing, failing):
-        with monkeypatch.context() as patch:
-            patch.setattr(torch.ops, "mkldnn", replacement)
-            assert greedy_search_arguments(model, None, None, {**batch, **kwargs}) is not None
-            with torch.inference_mode():
-                assert torch.equal(model.generate(**batch, **kwargs), expected)

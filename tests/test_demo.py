@@ -11,12 +11,19 @@ import torch
 from helpers import free_port
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
-from hf_seq2seq.demo import EMPTY_HINT, MAX_INPUT_CHARS, answer, find_reports, scores_markdown, write_space
-from hf_seq2seq.folder import save_model_folder
-from hf_seq2seq.inference import TorchTranslator, load_model_and_tokenizer
-from hf_seq2seq.report import EvalReport
-from hf_seq2seq.tokenization import train_tokenizer
-from hf_seq2seq.training import greedy_generation_config
+from hf_seq2seq.apps.demo import (
+    EMPTY_HINT,
+    MAX_INPUT_CHARS,
+    answer,
+    find_reports,
+    scores_markdown,
+    write_space,
+)
+from hf_seq2seq.data.tokenization import train_tokenizer
+from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
+from hf_seq2seq.evaluation.report import EvalReport
+from hf_seq2seq.models.folder import save_model_folder
+from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
 SENTENCE = "the cat sat on the mat"
 MAX_POSITIONS = 32
@@ -119,7 +126,7 @@ def test_the_app_in_a_headless_browser(model_dir):
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from hf_seq2seq.demo import launch_demo
+    from hf_seq2seq.apps.demo import launch_demo
 
     port = free_port()
     demo = launch_demo(model_dir, port=port, block=False)

@@ -23,15 +23,12 @@ from helpers import ROOT, free_port, synthetic_pairs, write_fra_txt
 from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM, EvalPrediction, Seq2SeqTrainingArguments
 
-from hf_seq2seq.metrics import score_translations
-from hf_seq2seq.report import TRAINING_REPORT
-from hf_seq2seq.tokenization import tokenize_dataset, train_tokenizer
-from hf_seq2seq.training import (
-    DataArguments,
-    load_splits,
-    prepare_streaming,
-    validation_metrics,
-)
+from hf_seq2seq.data.tokenization import tokenize_dataset, train_tokenizer
+from hf_seq2seq.evaluation.metrics import score_translations
+from hf_seq2seq.evaluation.report import TRAINING_REPORT
+from hf_seq2seq.training.arguments import DataArguments
+from hf_seq2seq.training.data_loading import load_splits, prepare_streaming
+from hf_seq2seq.training.validation import validation_metrics
 
 TRAIN_SCRIPT = ROOT / "scripts" / "train.py"
 DDP_CONFIG = ROOT / "configs" / "accelerate_ddp.yaml"

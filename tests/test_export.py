@@ -1,20 +1,25 @@
 """The CTranslate2 export: same greedy tokens as generate(), the saved length rule, beam search, int8, the CLI."""
 
-import subprocess
-import sys
-
 import pytest
 import torch
-from helpers import ROOT, random_model_tokenizer, save_random_model
-from transformers import MarianConfig
+from helpers import random_model_tokenizer, save_random_model
+from transformers import GenerationConfig, MarianConfig
 
 from hf_seq2seq.cli import main as cli
-from hf_seq2seq.decoding import Decoding
-from hf_seq2seq.inference import TorchTranslator, evaluate_folder, load_model_and_tokenizer, translate
-from hf_seq2seq.translator import Translator, load_translator
+from hf_seq2seq.engines.base import Translator, translate
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.factory import load_translator
+from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
+from hf_seq2seq.evaluation.evaluate import evaluate_folder
+from hf_seq2seq.models.folder import ExportError
 
 pytest.importorskip("ctranslate2")
-from hf_seq2seq.export import CTranslate2Translator, ExportError, export_ctranslate2  # noqa: E402
+from hf_seq2seq.engines.ctranslate2_engine import (  # noqa: E402
+    DOCUMENTED_DEFAULTS,
+    GENERATE_DEFAULTS,
+    CTranslate2Translator,
+)
+from hf_seq2seq.export.ctranslate2 import export_ctranslate2  # noqa: E402
 
 pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
 
@@ -147,15 +152,51 @@ def test_a_folder_that_is_not_a_transformer_mt_model_is_refused(tmp_path):
         CTranslate2Translator(tmp_path / "marian")
 
 
-def test_the_export_shares_decoding_with_the_torch_engine_without_importing_it():
-    """export.py and inference.py share decoding.py, which imports neither: no import circle between them."""
-    code = (
-        "import sys, hf_seq2seq.export; print(sorted(m for m in sys.modules if m.startswith('hf_seq2seq.')))"
+# min_new_tokens forces generate() past the cap on purpose, and no length is set on purpose
+@pytest.mark.filterwarnings("ignore:Unfeasible length constraints", "ignore:Using the model-agnostic default")
+def test_settings_the_saved_config_leaves_unset_are_those_generate_uses(tokenizer, tmp_path):
+    """A generation config that sets the special tokens only: the export decodes with `GENERATE_DEFAULTS`, the
+    values `generate()` itself fills in (greedy, no penalty or ban, no minimum, and its default `max_length`,
+    which it counts in new tokens), so the two engines give the same translations, of the same length."""
+    folder = save_random_model(tokenizer, tmp_path / "model")
+    special = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+    saved = GenerationConfig.from_pretrained(folder)
+    GenerationConfig(**{name: getattr(saved, name) for name in special}).save_pretrained(folder)
+    export_ctranslate2(folder, tmp_path / "ct2", quantization="float32")
+    translator = CTranslate2Translator(tmp_path / "ct2")
+    model, tokenizer = load_model_and_tokenizer(folder, device="cpu")
+    unset = (
+        "num_beams",
+        "length_penalty",
+        "min_length",
+        "max_length",
+        "repetition_penalty",
+        "no_repeat_ngram_size",
     )
-    loaded = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout
-    assert "'hf_seq2seq.decoding'" in loaded and "'hf_seq2seq.inference'" not in loaded
+    assert all(getattr(translator.generation_config, name) is None for name in unset)  # left to generate()
+    assert translate(translator, SOURCES, batch_size=2) == translate(
+        TorchTranslator(model, tokenizer), SOURCES, batch_size=2
+    )
+
+    for config in (model.generation_config, translator.generation_config):
+        config.min_new_tokens = 100  # no </s> before the limit: the default length decides
+    long = ["i like green apples and red cheese . where is the cat ?"]
+    with torch.inference_mode():
+        generated = model.generate(**tokenizer(long, return_tensors="pt"))
+    assert generated.shape[1] - 1 == GENERATE_DEFAULTS["max_length"]  # new tokens, after the decoder start
+    assert translate(translator, long) == translate(TorchTranslator(model, tokenizer), long)
+
+
+def test_the_documented_generation_defaults_are_transformers_own():
+    """The engine reads `generate()`'s defaults from a table private to `GenerationConfig`; the values that stand
+    in where a release lacks it are that table's, so the fallback decodes the same."""
+    table = getattr(GenerationConfig, "_get_default_generation_params", None)
+    if table is None:
+        pytest.skip(
+            "this transformers has no table of generation defaults; GENERATE_DEFAULTS is the fallback"
+        )
+    assert {name: table()[name] for name in DOCUMENTED_DEFAULTS} == DOCUMENTED_DEFAULTS
+    assert GENERATE_DEFAULTS == table()
 
 
 def test_export_translate_and_evaluate_commands(tokenizer, tmp_path, capsys):
@@ -185,7 +226,7 @@ def cli_translate(argv, capsys) -> list[str]:
 def test_the_hub_folder_can_carry_the_export(tmp_path):
     from helpers import REPO_ID, make_trained_folder
 
-    from hf_seq2seq.hub import build_hub_folder
+    from hf_seq2seq.hub.push import build_hub_folder
 
     trained = make_trained_folder(tmp_path / "trained")
     folder = build_hub_folder(trained, tmp_path / "hub", REPO_ID, ctranslate2="int8")

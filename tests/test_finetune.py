@@ -22,12 +22,14 @@ from transformers import (
 )
 from transformers.trainer_pt_utils import LabelSmoother
 
-from hf_seq2seq import hub
 from hf_seq2seq.cli import train
-from hf_seq2seq.decoding import Decoding
-from hf_seq2seq.generation_transformer_mt import length_rule_limit
-from hf_seq2seq.inference import TorchTranslator, load_model_and_tokenizer, translate
-from hf_seq2seq.training import ModelArguments, build_model
+from hf_seq2seq.engines.base import translate
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
+from hf_seq2seq.hub.push import build_hub_folder
+from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
+from hf_seq2seq.training.arguments import ModelArguments
+from hf_seq2seq.training.builders import build_model
 
 PAIRS = [
     ("how are you ?", "comment allez vous ?"),
@@ -40,7 +42,7 @@ PAIRS = [
 def test_finetune_loaded_hub_folder_and_save_again(tmp_path):
     """The folder as published, fine-tuned in-process (where the imported package's registered classes serve
     the Auto classes; loading without the package is covered by test_hub's validation)."""
-    folder = hub.build_hub_folder(make_trained_folder(tmp_path / "trained"), tmp_path / "hub", REPO_ID)
+    folder = build_hub_folder(make_trained_folder(tmp_path / "trained"), tmp_path / "hub", REPO_ID)
     model = AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=True)
     tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
 

@@ -10,8 +10,9 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli.train import main as train_main
-from hf_seq2seq.inference import TorchTranslator, translate
-from hf_seq2seq.report import TRAINING_REPORT
+from hf_seq2seq.engines.base import translate
+from hf_seq2seq.engines.torch_engine import TorchTranslator
+from hf_seq2seq.evaluation.report import TRAINING_REPORT
 
 VOCAB = TINY_VOCAB
 

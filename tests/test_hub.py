@@ -9,17 +9,27 @@ import pytest
 from helpers import LEGACY_FOLDER, REPO_ID, REPORT, make_trained_folder
 from huggingface_hub import HfApi, ModelCard
 
-from hf_seq2seq import hub
 from hf_seq2seq.cli import evaluate as evaluate_cli
 from hf_seq2seq.cli import push as push_cli
-from hf_seq2seq.folder import SHIPPED_MODULES, ModelFolderError
-from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
-from hf_seq2seq.report import TRAINING_REPORT, EvalReport, ReportError
+from hf_seq2seq.evaluation.report import TRAINING_REPORT, EvalReport, ReportError
+from hf_seq2seq.hub import push as hub_push
+from hf_seq2seq.hub.card import DATA_ATTRIBUTION, DATASET_ID, DATASET_NAME, supported_transformers
+from hf_seq2seq.hub.layout import DEFAULT_SENTENCE, RESULTS_DIR
+from hf_seq2seq.hub.push import PushResult, build_hub_folder, push_to_hub
+from hf_seq2seq.hub.validation import (
+    HubFolderError,
+    HubValidationError,
+    InvalidRepoIdError,
+    ValidationResult,
+    validate_hub_folder,
+)
+from hf_seq2seq.models.folder import SHIPPED_MODULES, ModelFolderError
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
 
 @pytest.fixture(scope="module")
-def dry_run(trained, tmp_path_factory) -> hub.PushResult:
-    return hub.push_to_hub(trained, REPO_ID, tmp_path_factory.mktemp("hub") / "out", dry_run=True)
+def dry_run(trained, tmp_path_factory) -> PushResult:
+    return push_to_hub(trained, REPO_ID, tmp_path_factory.mktemp("hub") / "out", dry_run=True)
 
 
 def test_dry_run_folder_loads_and_translates_without_the_package(dry_run):
@@ -35,7 +45,7 @@ def test_dry_run_folder_loads_and_translates_without_the_package(dry_run):
         "modeling_transformer_mt.py",
         "generation_transformer_mt.py",
         "pipeline_translation.py",
-        f"{hub.RESULTS_DIR}/{TRAINING_REPORT}",
+        f"{RESULTS_DIR}/{TRAINING_REPORT}",
     }
     assert expected <= {str(path.relative_to(folder)) for path in folder.rglob("*")}
     assert not any(name.endswith((".bin", ".pt", ".pth")) for name in os.listdir(folder))
@@ -55,7 +65,7 @@ def test_dry_run_folder_loads_and_translates_without_the_package(dry_run):
     assert result.model_class == "TransformerMTForConditionalGeneration"
     assert result.pipeline_class == "TranslationPipeline"
     assert result.pipeline_tasks == ("translation", "translation_en_to_fr")
-    assert isinstance(result.translation, str) and result.sentence == hub.DEFAULT_SENTENCE
+    assert isinstance(result.translation, str) and result.sentence == DEFAULT_SENTENCE
 
 
 def test_model_card_metadata_matches_the_test_results(dry_run):
@@ -64,9 +74,7 @@ def test_model_card_metadata_matches_the_test_results(dry_run):
     assert data.language == ["en", "fr"]
     assert data.license == "apache-2.0"
     assert data.pipeline_tag == "translation" and data.library_name == "transformers"
-    assert (
-        "translation" in data.tags and data.metrics == ["bleu", "chrf"] and data.datasets == [hub.DATASET_ID]
-    )
+    assert "translation" in data.tags and data.metrics == ["bleu", "chrf"] and data.datasets == [DATASET_ID]
     assert data.model_name == REPO_ID
     scores = {result.metric_type: result for result in data.eval_results}
     assert scores["bleu"].metric_value == REPORT.bleu and scores["chrf"].metric_value == REPORT.chrf
@@ -77,7 +85,7 @@ def test_model_card_metadata_matches_the_test_results(dry_run):
     )
     text = card.text
     for needed in (
-        hub.DATA_ATTRIBUTION,
+        DATA_ATTRIBUTION,
         "CC-BY 2.0 FR",
         REPORT.bleu_signature,
         REPORT.chrf_signature,
@@ -91,9 +99,9 @@ def test_model_card_metadata_matches_the_test_results(dry_run):
         assert needed in text, needed
     assert "{{" not in text and "{%" not in text
     assert "best_checkpoint" not in text  # a path on the training machine
-    published = EvalReport.load(dry_run.folder / hub.RESULTS_DIR / TRAINING_REPORT)
+    published = EvalReport.load(dry_run.folder / RESULTS_DIR / TRAINING_REPORT)
     assert published == REPORT.published() and "best_checkpoint" not in published.training
-    assert f"| {hub.DATASET_NAME} | 7 |" in text  # the number of test sentences
+    assert f"| {DATASET_NAME} | 7 |" in text  # the number of test sentences
 
 
 @pytest.mark.parametrize(
@@ -104,22 +112,22 @@ def test_folder_missing_a_file_is_refused_naming_it(trained, tmp_path, removed):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
     (broken / removed).unlink()
     with pytest.raises(ModelFolderError, match=removed.replace(".", r"\.")):
-        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
+        build_hub_folder(broken, tmp_path / "out", REPO_ID)
     assert not (tmp_path / "out").exists()
 
 
 def test_folder_without_any_result_is_refused_with_what_to_do(trained, tmp_path):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
     (broken / TRAINING_REPORT).unlink()
-    with pytest.raises(hub.HubFolderError, match="--report"):
-        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
+    with pytest.raises(HubFolderError, match="--report"):
+        build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
 def test_pickled_weights_only_are_refused_with_a_note(trained, tmp_path):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
     (broken / "model.safetensors").rename(broken / "pytorch_model.bin")
     with pytest.raises(ModelFolderError, match=r"model\.safetensors \(found only pytorch_model\.bin"):
-        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
+        build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
 def test_report_saves_and_loads_unchanged(tmp_path):
@@ -148,32 +156,32 @@ def test_bad_results_are_refused_naming_the_key(trained, tmp_path, changes, mess
     data = json.loads((broken / TRAINING_REPORT).read_text()) | changes
     (broken / TRAINING_REPORT).write_text(json.dumps({k: v for k, v in data.items() if v is not None}))
     with pytest.raises(ReportError, match=message):
-        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
+        build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
 def test_a_model_trained_on_other_data_is_refused_by_the_fra_eng_card(trained, tmp_path):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
     data = json.loads((broken / TRAINING_REPORT).read_text()) | {"dataset": "wmt14"}
     (broken / TRAINING_REPORT).write_text(json.dumps(data))
-    with pytest.raises(hub.HubFolderError, match="trained on wmt14"):
-        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
+    with pytest.raises(HubFolderError, match="trained on wmt14"):
+        build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
 def test_tokenizer_model_mismatch_is_refused(trained, tmp_path):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
     config = json.loads((broken / "config.json").read_text())
     (broken / "config.json").write_text(json.dumps({**config, "eos_token_id": 5}))
-    with pytest.raises(hub.HubFolderError, match="config.json eos_token_id=5 but the tokenizer's is 1"):
-        hub.build_hub_folder(broken, tmp_path / "out", REPO_ID)
+    with pytest.raises(HubFolderError, match="config.json eos_token_id=5 but the tokenizer's is 1"):
+        build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
 def test_output_folder_must_be_new_and_outside_the_trained_folder(trained, tmp_path):
-    with pytest.raises(hub.HubFolderError, match="outside the trained folder"):
-        hub.build_hub_folder(trained, trained / "hub", REPO_ID)
+    with pytest.raises(HubFolderError, match="outside the trained folder"):
+        build_hub_folder(trained, trained / "hub", REPO_ID)
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "keep.txt").write_text("x")
-    with pytest.raises(hub.HubFolderError, match="must be new or empty"):
-        hub.build_hub_folder(trained, tmp_path / "used", REPO_ID)
+    with pytest.raises(HubFolderError, match="must be new or empty"):
+        build_hub_folder(trained, tmp_path / "used", REPO_ID)
 
 
 @pytest.fixture
@@ -210,8 +218,8 @@ def test_bad_repo_id_is_refused_before_any_network_call(trained, tmp_path, monke
 
     for method in ("create_repo", "upload_folder", "whoami", "repo_exists"):
         monkeypatch.setattr(HfApi, method, no_network)
-    with pytest.raises(hub.InvalidRepoIdError, match=r"(?i)repo id"):
-        hub.push_to_hub(trained, repo_id, tmp_path / "out", token="hf_fake")
+    with pytest.raises(InvalidRepoIdError, match=r"(?i)repo id"):
+        push_to_hub(trained, repo_id, tmp_path / "out", token="hf_fake")
     assert not (tmp_path / "out").exists()
 
 
@@ -220,13 +228,13 @@ def test_upload_validates_first_then_creates_repo_and_uploads_the_folder(
 ):
     validated: list[Path] = []
 
-    def validate(folder, sentence=hub.DEFAULT_SENTENCE):  # the real check runs in the dry-run test
+    def validate(folder, sentence=DEFAULT_SENTENCE):  # the real check runs in the dry-run test
         assert not hub_api_calls, "validation must come before any upload call"
         validated.append(folder)
-        return hub.ValidationResult(folder, "C", "M", "T", "P", ("translation",), sentence, "bonjour")
+        return ValidationResult(folder, "C", "M", "T", "P", ("translation",), sentence, "bonjour")
 
-    monkeypatch.setattr(hub, "validate_hub_folder", validate)
-    result = hub.push_to_hub(trained, REPO_ID, tmp_path / "out", private=True, token="hf_fake")
+    monkeypatch.setattr(hub_push, "validate_hub_folder", validate)
+    result = push_to_hub(trained, REPO_ID, tmp_path / "out", private=True, token="hf_fake")
 
     assert validated == [tmp_path / "out"]
     assert [name for name, _ in hub_api_calls] == ["create_repo", "upload_folder"]
@@ -245,11 +253,11 @@ def test_with_a_space_the_card_links_it_and_both_repos_are_uploaded(
 ):
     space = f"{REPO_ID}-demo"
     monkeypatch.setattr(
-        hub,
+        hub_push,
         "validate_hub_folder",
-        lambda folder, sentence: hub.ValidationResult(folder, "C", "M", "T", "P", ("t",), sentence, "x"),
+        lambda folder, sentence: ValidationResult(folder, "C", "M", "T", "P", ("t",), sentence, "x"),
     )
-    result = hub.push_to_hub(trained, REPO_ID, tmp_path / "out", token="hf_fake", space=space)
+    result = push_to_hub(trained, REPO_ID, tmp_path / "out", token="hf_fake", space=space)
 
     assert result.space_folder == tmp_path / "out-space"
     assert sorted(os.listdir(result.space_folder)) == ["README.md", "app.py", "requirements.txt"]
@@ -264,22 +272,22 @@ def test_with_a_space_the_card_links_it_and_both_repos_are_uploaded(
 
 
 def test_broken_folder_fails_validation_with_the_stderr_tail(trained, tmp_path):
-    folder = hub.build_hub_folder(trained, tmp_path / "out", REPO_ID)
+    folder = build_hub_folder(trained, tmp_path / "out", REPO_ID)
     modeling = folder / "modeling_transformer_mt.py"
     modeling.write_text(modeling.read_text() + "\nraise RuntimeError('broken modeling file')\n")
-    with pytest.raises(hub.HubValidationError, match="broken modeling file") as info:
-        hub.validate_hub_folder(folder)
+    with pytest.raises(HubValidationError, match="broken modeling file") as info:
+        validate_hub_folder(folder)
     assert "does not load or translate without hf_seq2seq" in str(info.value)
     assert "broken modeling file" in info.value.stderr
 
 
 def test_failed_validation_uploads_nothing(trained, tmp_path, monkeypatch, hub_api_calls):
-    def validate(folder, sentence=hub.DEFAULT_SENTENCE):
-        raise hub.HubValidationError("does not load", "Traceback ...")
+    def validate(folder, sentence=DEFAULT_SENTENCE):
+        raise HubValidationError("does not load", "Traceback ...")
 
-    monkeypatch.setattr(hub, "validate_hub_folder", validate)
-    with pytest.raises(hub.HubValidationError):
-        hub.push_to_hub(trained, REPO_ID, tmp_path / "out", token="hf_fake")
+    monkeypatch.setattr(hub_push, "validate_hub_folder", validate)
+    with pytest.raises(HubValidationError):
+        push_to_hub(trained, REPO_ID, tmp_path / "out", token="hf_fake")
     assert not hub_api_calls
 
 
@@ -288,10 +296,10 @@ def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys
 
     def push(trained_dir, repo_id, output_dir, **kwargs):  # the real one runs in the dry-run tests
         received.update(trained_dir=trained_dir, repo_id=repo_id, output_dir=output_dir, **kwargs)
-        validation = hub.ValidationResult(tmp_path, "C", "M", "T", "P", ("translation",), "Hi", "Salut")
-        return hub.PushResult(folder=tmp_path, validation=validation)
+        validation = ValidationResult(tmp_path, "C", "M", "T", "P", ("translation",), "Hi", "Salut")
+        return PushResult(folder=tmp_path, validation=validation)
 
-    monkeypatch.setattr(hub, "push_to_hub", push)
+    monkeypatch.setattr(hub_push, "push_to_hub", push)
     argv = ["runs/base", REPO_ID, "--dry-run", "--private", "--token", "hf_x", "--output-dir", str(tmp_path)]
     assert push_cli.main(argv) == 0
     assert received == {
@@ -302,7 +310,7 @@ def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys
         "token": "hf_x",
         "commit_message": None,
         "dry_run": True,
-        "sentence": hub.DEFAULT_SENTENCE,
+        "sentence": DEFAULT_SENTENCE,
         "reports": [],
         "ctranslate2": None,
         "space": None,
@@ -334,7 +342,7 @@ def test_evaluate_then_push_publishes_that_result_in_the_card(tmp_path, capsys):
     assert bleu.metric_value == evaluated["bleu"] and bleu.dataset_name == "test.en (plain text)"
     assert bleu.metric_args == {"signature": evaluated["bleu_signature"]}
     assert f"| {evaluated['bleu']:.1f} |" in card.text
-    published = list((tmp_path / "hub" / hub.RESULTS_DIR).iterdir())
+    published = list((tmp_path / "hub" / RESULTS_DIR).iterdir())
     assert len(published) == 1 and EvalReport.load(published[0]).bleu == evaluated["bleu"]
 
 
@@ -343,13 +351,13 @@ def test_push_gives_a_folder_saved_by_an_older_release_this_releases_code(tmp_pa
     transformers releases that code supports."""
     old = Path(shutil.copytree(LEGACY_FOLDER, tmp_path / "old"))
     REPORT.save(old)
-    result = hub.push_to_hub(old, REPO_ID, tmp_path / "out", dry_run=True)
+    result = push_to_hub(old, REPO_ID, tmp_path / "out", dry_run=True)
     for module in SHIPPED_MODULES:
         name = Path(module.__file__).name
         assert (result.folder / name).read_bytes() == Path(module.__file__).read_bytes(), name
     card = (result.folder / "README.md").read_text(encoding="utf-8")
-    assert f"`transformers` {hub.supported_transformers()}" in card
-    assert hub.supported_transformers().startswith(">=5.")
+    assert f"`transformers` {supported_transformers()}" in card
+    assert supported_transformers().startswith(">=5.")
 
 
 def test_validation_refuses_a_folder_whose_beam_search_is_broken_here(tmp_path):
@@ -358,7 +366,9 @@ def test_validation_refuses_a_folder_whose_beam_search_is_broken_here(tmp_path):
     release the same code decodes correctly and passes."""
     old = Path(shutil.copytree(LEGACY_FOLDER, tmp_path / "old"))
     if CACHE_NAME == "past_key_values":
-        assert hub.validate_hub_folder(old).translation
+        assert validate_hub_folder(old).translation
     else:
-        with pytest.raises(hub.HubValidationError, match="beam search gives other tokens with the decoding cache"):
-            hub.validate_hub_folder(old)
+        with pytest.raises(
+            HubValidationError, match="beam search gives other tokens with the decoding cache"
+        ):
+            validate_hub_folder(old)

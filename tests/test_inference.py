@@ -6,20 +6,17 @@ from helpers import make_trained_folder
 from transformers import AutoModelForSeq2SeqLM
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
-from hf_seq2seq.averaging import average_checkpoints
 from hf_seq2seq.cli import average as average_cli
-from hf_seq2seq.decoding import Decoding
-from hf_seq2seq.folder import save_model_folder
-from hf_seq2seq.inference import (
-    TorchTranslator,
-    evaluate_translations,
-    load_model_and_tokenizer,
-    load_translator,
-    translate,
-)
-from hf_seq2seq.segmentation import split_sentences
-from hf_seq2seq.tokenization import train_tokenizer
-from hf_seq2seq.training import greedy_generation_config
+from hf_seq2seq.data.segmentation import split_sentences
+from hf_seq2seq.data.tokenization import train_tokenizer
+from hf_seq2seq.engines.base import translate
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.factory import load_translator
+from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
+from hf_seq2seq.evaluation.evaluate import evaluate_translations
+from hf_seq2seq.models.folder import save_model_folder
+from hf_seq2seq.training.averaging import average_checkpoints
+from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
 pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
 

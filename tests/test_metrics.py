@@ -8,7 +8,7 @@ import sacrebleu
 from helpers import VOCAB, tiny_tokenizer
 from transformers import EvalPrediction, PreTrainedTokenizerFast
 
-from hf_seq2seq.metrics import (
+from hf_seq2seq.evaluation.metrics import (
     build_compute_metrics,
     is_looping,
     loop_share,
@@ -16,7 +16,7 @@ from hf_seq2seq.metrics import (
     score_by_length,
     score_translations,
 )
-from hf_seq2seq.report import EvalReport
+from hf_seq2seq.evaluation.report import EvalReport
 
 PAD = VOCAB["<pad>"]  # also the start token of every generated sequence, as in the project's models
 

@@ -12,7 +12,7 @@ from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
-from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
 pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
 
@@ -287,9 +287,11 @@ def test_save_and_reload_through_auto_classes(tmp_path):
 def test_saved_folder_loads_with_remote_code_without_the_package(tmp_path):
     model = tiny_model()
     model.save_pretrained(tmp_path / "model")
-    assert {"configuration_transformer_mt.py", "modeling_transformer_mt.py", "generation_transformer_mt.py"} <= set(
-        os.listdir(tmp_path / "model")
-    )
+    assert {
+        "configuration_transformer_mt.py",
+        "modeling_transformer_mt.py",
+        "generation_transformer_mt.py",
+    } <= set(os.listdir(tmp_path / "model"))
     input_ids, attention_mask = padded_batch([5, 3])
     decoder_input_ids = random_ids(2, 4)
     expected = model(

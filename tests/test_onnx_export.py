@@ -11,27 +11,23 @@ import torch
 from helpers import REPORT, random_model_tokenizer, save_random_model
 from transformers import AutoTokenizer, MarianConfig, MarianMTModel
 
-from hf_seq2seq import TransformerMTForConditionalGeneration, hub
+from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import main as cli
-from hf_seq2seq.decoding import Decoding
-from hf_seq2seq.inference import translate
-from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
-from hf_seq2seq.translator import load_translator
+from hf_seq2seq.engines.base import translate
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.factory import load_translator
+from hf_seq2seq.export.folder import NotAnOnnxExport, cache_names
+from hf_seq2seq.hub.push import build_hub_folder
+from hf_seq2seq.models.folder import ExportError
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
 pytest.importorskip("onnxruntime")
 import onnx  # noqa: E402
 import onnxruntime  # noqa: E402
 
-from hf_seq2seq import onnx_export  # noqa: E402
-from hf_seq2seq.onnx_export import (  # noqa: E402
-    PRECISIONS,
-    ExportError,
-    OnnxTranslator,
-    cache_names,
-    export_onnx,
-    load_onnx_model,
-)
-from hf_seq2seq.onnx_folder import NotAnOnnxExport  # noqa: E402
+from hf_seq2seq.engines.onnxruntime_engine import PRECISIONS, OnnxTranslator, load_onnx_model  # noqa: E402
+from hf_seq2seq.export import onnx as onnx_export  # noqa: E402
+from hf_seq2seq.export.onnx import export_onnx  # noqa: E402
 
 pytestmark = pytest.mark.releases  # CI runs these under the oldest supported transformers too
 
@@ -51,7 +47,7 @@ def tokenizer():
 
 @pytest.fixture(scope="module")
 def exported(tokenizer, tmp_path_factory):
-    """(model folder with a test report, its ONNX export with int8 graphs). One export (~30 s of tracing): the
+    """(model folder with a test report, its ONNX export with int8 graphs), shared: tracing is slow. The
     graphs are traced through the model's `forward`, so the norm placement needs no export of its own."""
     root = tmp_path_factory.mktemp("onnx")
     folder = save_random_model(tokenizer, root / "model")
@@ -229,11 +225,11 @@ def test_push_with_onnx_puts_the_export_where_transformers_js_looks(exported, tm
     exports = []
 
     def export_again(model_dir, output_dir, quantize=None):  # the fixture's export of this model, not another
-        exports.append((Path(model_dir), quantize))  # ~30 s of tracing
+        exports.append((Path(model_dir), quantize))  # tracing again would be slow
         return Path(shutil.copytree(export, output_dir))
 
     monkeypatch.setattr(onnx_export, "export_onnx", export_again)
-    hub_folder = hub.build_hub_folder(folder, tmp_path / "hub", "someone/tiny-en-fr", onnx=True)
+    hub_folder = build_hub_folder(folder, tmp_path / "hub", "someone/tiny-en-fr", onnx=True)
     assert exports == [(hub_folder, "int8")]
     assert json.loads((hub_folder / "config.json").read_text())["model_type"] == "transformer_mt"
     assert json.loads((hub_folder / "onnx" / "config.json").read_text())["model_type"] == "marian"

@@ -13,11 +13,7 @@ from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTraining
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
-from hf_seq2seq.cli import plot_attention as plot_attention_cli
-from hf_seq2seq.cli import plot_training as plot_training_cli
-from hf_seq2seq.metrics import build_compute_metrics
-from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
-from hf_seq2seq.plotting import (
+from hf_seq2seq.apps.plotting import (
     attention_figure,
     attention_maps,
     find_trainer_state,
@@ -26,6 +22,10 @@ from hf_seq2seq.plotting import (
     plot_training_curves,
     training_series,
 )
+from hf_seq2seq.cli import plot_attention as plot_attention_cli
+from hf_seq2seq.cli import plot_training as plot_training_cli
+from hf_seq2seq.evaluation.metrics import build_compute_metrics
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
 START = PAD = VOCAB["<pad>"]  # the decoder starts from pad, as in the project's models
 ENCODER_GRID, DECODER_GRID = (2, 4), (3, 2)  # (layers, heads): different so the grids cannot be mixed up

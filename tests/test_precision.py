@@ -10,9 +10,15 @@ from torch import nn
 from transformers import GenerationMixin
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
-from hf_seq2seq.cpu_features import LINUX_FLAGS, cpu_supports, linux_cpu_flags
-from hf_seq2seq.generation_transformer_mt import greedy_search_arguments
-from hf_seq2seq.inference import PRECISIONS, Int8Linear, precision_of, quantize_dynamic_int8, set_precision
+from hf_seq2seq.engines.base import TORCH_PRECISIONS
+from hf_seq2seq.engines.cpu_features import LINUX_FLAGS, cpu_supports, linux_cpu_flags
+from hf_seq2seq.engines.torch_engine import (
+    Int8Linear,
+    precision_of,
+    quantize_dynamic_int8,
+    set_precision,
+)
+from hf_seq2seq.models.transformer_mt.generation_transformer_mt import greedy_search_arguments
 
 VOCAB = 50
 
@@ -82,7 +88,7 @@ def test_int8_layers_use_8_bit_activations_where_the_cpu_has_vnni():
 
 
 def test_unknown_precision_is_refused(model):
-    assert PRECISIONS == ("fp32", "bf16", "int8")
+    assert TORCH_PRECISIONS == ("fp32", "bf16", "int8")
     with pytest.raises(ValueError, match="precision must be one of fp32, bf16, int8"):
         set_precision(model, "fp16")
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from hf_seq2seq.segmentation import split_sentences, translate_by_sentence
+from hf_seq2seq.data.segmentation import split_sentences, translate_by_sentence
 
 
 @pytest.mark.parametrize(
@@ -14,6 +14,9 @@ from hf_seq2seq.segmentation import split_sentences, translate_by_sentence
         ("fr", "M. Dupont est arrivé. Il a payé 3,5 euros.", 2),
         ("fr", "« Viens ! » dit-il.", 1),
         ("en", "Go.", 1),
+        ("en", "the girl buys a hat . our dog sleeps .", 2),  # tokenized text: a lone `.` ends a sentence
+        ("en", "Wait ... what ?", 1),
+        ("fr", "Tu viens ? demanda-t-il .", 1),
     ],
 )
 def test_sentences_are_split_and_nothing_is_lost(language, text, sentences):
@@ -44,8 +47,8 @@ def test_translate_by_sentence_makes_one_call_for_all_texts():
         calls.append(list(batch))
         return [sentence.upper() for sentence in batch]
 
-    assert translate_by_sentence(["a. b.", "", "c."], upper) == ["A. B.", "", "C."]
-    assert calls == [["a.", "b.", "c."]]
+    assert translate_by_sentence(["One. Two.", "", "Three."], upper) == ["ONE. TWO.", "", "THREE."]
+    assert calls == [["One.", "Two.", "Three."]]
 
 
 def test_an_unknown_language_is_refused_with_the_known_ones():

@@ -1,7 +1,7 @@
 """`hf-seq2seq serve`: the real server on a local port. LibreTranslate's own client translates through it;
 every error case gets its status and message and the server answers afterwards; concurrent requests get their
-own translations; SIGTERM loses no accepted request. Engine failures, a full queue, slow batches and
-disconnecting clients are tested on an injected fake engine (`serve_helpers.FakeEngine`)."""
+own translations; SIGTERM loses no accepted request. Failing batches, a full queue, slow batches and
+disconnecting clients are tested on an injected fake worker (`serve_helpers.FakeWorker`)."""
 
 import asyncio
 import json
@@ -21,7 +21,7 @@ pytest.importorskip("prometheus_client")
 from helpers import free_port  # noqa: E402
 from serve_helpers import (  # noqa: E402
     HOST,
-    FakeEngine,
+    FakeWorker,
     ThreadServer,
     get,
     metric,
@@ -32,9 +32,13 @@ from serve_helpers import (  # noqa: E402
     wait_ready,
 )
 
-from hf_seq2seq.decoding import Decoding  # noqa: E402
-from hf_seq2seq.inference import load_translator, translate  # noqa: E402
-from hf_seq2seq.serve import Batcher, ServeConfig, create_app, model_languages  # noqa: E402
+from hf_seq2seq.engines.base import translate  # noqa: E402
+from hf_seq2seq.engines.decoding import Decoding  # noqa: E402
+from hf_seq2seq.engines.factory import load_translator  # noqa: E402
+from hf_seq2seq.serving.app import create_app  # noqa: E402
+from hf_seq2seq.serving.batcher import Batcher  # noqa: E402
+from hf_seq2seq.serving.config import ServeConfig  # noqa: E402
+from hf_seq2seq.serving.worker import model_languages, worker_loader  # noqa: E402
 
 API_KEY = "test-key-1"
 WORDS = "how are you i like cheese good morning the a cat dog sat on mat is here big small red house".split()
@@ -244,11 +248,11 @@ def test_sigterm_during_a_burst_answers_every_accepted_request(trained, tmp_path
     assert "Waiting for application shutdown" in (tmp_path / "server.log").read_text()
 
 
-# ------------------------------------------------------------------------------------- an injected engine
+# ------------------------------------------------------------------------------------- an injected worker
 
 
-def fake_server(engine: FakeEngine, **config) -> ThreadServer:
-    return ThreadServer(create_app(lambda: engine, ServeConfig(**config)))
+def fake_server(worker: FakeWorker, **config) -> ThreadServer:
+    return ThreadServer(create_app(lambda: worker, ServeConfig(**config)))
 
 
 def post_in_thread(url: str, text) -> tuple[threading.Thread, list]:
@@ -258,20 +262,20 @@ def post_in_thread(url: str, text) -> tuple[threading.Thread, list]:
     return thread, result
 
 
-def test_an_engine_error_fails_only_the_requests_of_its_input():
-    engine = FakeEngine()
-    with fake_server(engine, max_wait_ms=300, arrival_gap_ms=300) as server:
-        engine.gate.clear()
+def test_a_worker_error_fails_only_the_requests_of_its_input():
+    worker = FakeWorker()
+    with fake_server(worker, max_wait_ms=300, arrival_gap_ms=300) as server:
+        worker.gate.clear()
         bad, bad_result = post_in_thread(server.url, "This will FAIL. Sadly.")
         good, good_result = post_in_thread(server.url, ["Fine.", "Also fine."])
-        wait_for(lambda: engine.calls, message="a batch in the engine")
-        engine.gate.set()
+        wait_for(lambda: worker.calls, message="a batch in the worker")
+        worker.gate.set()
         bad.join(30), good.join(30)
         # one batch of both requests (in the order they arrived, which two client threads do not fix), retried
-        assert sorted(engine.calls[0]) == sorted(["This will FAIL.", "Sadly.", "Fine.", "Also fine."])
+        assert sorted(worker.calls[0]) == sorted(["This will FAIL.", "Sadly.", "Fine.", "Also fine."])
         status, body, _ = bad_result[0]
         assert status == 500 and body == {
-            "error": "translation failed: RuntimeError: engine failure on purpose"
+            "error": "translation failed: RuntimeError: worker failure on purpose"
         }
         assert good_result[0][:2] == (200, {"translatedText": ["FINE.", "ALSO FINE."]})
         assert post_json(f"{server.url}/translate", {"q": "Still here?"})[:2] == (
@@ -284,17 +288,17 @@ def test_an_engine_error_fails_only_the_requests_of_its_input():
 
 
 def test_a_full_queue_answers_503_with_retry_after_and_then_serves_the_queue():
-    engine = FakeEngine()
-    with fake_server(engine, max_wait_ms=0, max_queue_sentences=3) as server:
-        engine.gate.clear()
+    worker = FakeWorker()
+    with fake_server(worker, max_wait_ms=0, max_queue_sentences=3) as server:
+        worker.gate.clear()
         threads = [post_in_thread(server.url, "First.")]
-        wait_for(lambda: engine.calls, message="a batch in the engine")  # taken off the queue, held
+        wait_for(lambda: worker.calls, message="a batch in the worker")  # taken off the queue, held
         threads.append(post_in_thread(server.url, "Second. Third. Fourth."))
         wait_for(lambda: metric(server.url, "hf_seq2seq_queue_sentences") == 3, message="queue full")
         status, body, headers = post_json(f"{server.url}/translate", {"q": "One more."})
         assert status == 503 and "the server is busy: 3 sentences are queued" in body["error"]
         assert int(headers["retry-after"]) >= 1
-        engine.gate.set()
+        worker.gate.set()
         for thread, _ in threads:
             thread.join(30)
         assert [result[0][:2] for _, result in threads] == [
@@ -305,26 +309,26 @@ def test_a_full_queue_answers_503_with_retry_after_and_then_serves_the_queue():
 
 
 def test_health_and_metrics_answer_during_a_slow_batch():
-    engine = FakeEngine()
-    with fake_server(engine) as server:
-        engine.gate.clear()
+    worker = FakeWorker()
+    with fake_server(worker) as server:
+        worker.gate.clear()
         thread, result = post_in_thread(server.url, "Slow.")
-        wait_for(lambda: engine.calls, message="a batch in the engine")
+        wait_for(lambda: worker.calls, message="a batch in the worker")
         started = time.monotonic()
         assert get(f"{server.url}/health")[0] == 200
         assert metric(server.url, "hf_seq2seq_translate_in_progress") == 1
         assert time.monotonic() - started < 2
-        engine.gate.set()
+        worker.gate.set()
         thread.join(30)
         assert result[0][:2] == (200, {"translatedText": "SLOW."})
 
 
 def test_a_client_that_disconnects_is_dropped_and_disturbs_no_one():
-    engine = FakeEngine()
-    with fake_server(engine, max_wait_ms=0) as server:
-        engine.gate.clear()
+    worker = FakeWorker()
+    with fake_server(worker, max_wait_ms=0) as server:
+        worker.gate.clear()
         first, first_result = post_in_thread(server.url, "Held.")
-        wait_for(lambda: engine.calls, message="a batch in the engine")
+        wait_for(lambda: worker.calls, message="a batch in the worker")
         body = json.dumps({"q": "Gone."}).encode()
         leaving = socket.create_connection((HOST, server.port))
         leaving.sendall(
@@ -335,20 +339,20 @@ def test_a_client_that_disconnects_is_dropped_and_disturbs_no_one():
         wait_for(lambda: metric(server.url, "hf_seq2seq_queue_sentences") == 2, message="both queued")
         leaving.close()
         wait_for(lambda: metric(server.url, "hf_seq2seq_queue_sentences") == 1, message="dropped")
-        engine.gate.set()
+        worker.gate.set()
         first.join(30), staying.join(30)
         assert first_result[0][:2] == (200, {"translatedText": "HELD."})
         assert staying_result[0][:2] == (200, {"translatedText": "STAYING."})
-        assert engine.calls == [["Held."], ["Staying."]]
+        assert worker.calls == [["Held."], ["Staying."]]
 
 
 def test_the_service_answers_503_while_the_model_loads():
     loaded = threading.Event()
-    engine = FakeEngine()
+    worker = FakeWorker()
 
     def load():
         loaded.wait(30)
-        return engine
+        return worker
 
     with ThreadServer(create_app(load)) as server:
         status, body, headers = get(f"{server.url}/health")
@@ -399,10 +403,10 @@ def test_batches_respect_size_tokens_and_decoding():
 
 def test_the_load_benchmark_counts_answers_latencies_and_errors():
     pytest.importorskip("aiohttp")
-    from hf_seq2seq.serve_benchmark import load_level
+    from hf_seq2seq.serving.loadtest import load_level
 
-    engine = FakeEngine()
-    with fake_server(engine) as server:
+    worker = FakeWorker()
+    with fake_server(worker) as server:
         level = asyncio.run(load_level(f"{server.url}/translate", ["Hello.", "FAIL."], 4, 0.2, 1.0, 10))
     assert level["answered"] > 0 and level["errors"] > 0 and set(level["error_kinds"]) == {"500"}
     assert level["p50_ms"] <= level["p95_ms"] <= level["p99_ms"]
@@ -411,15 +415,14 @@ def test_the_load_benchmark_counts_answers_latencies_and_errors():
 
 def test_the_ctranslate2_engine_serves_an_export(trained, tmp_path):
     pytest.importorskip("ctranslate2")
-    from hf_seq2seq.export import export_ctranslate2
-    from hf_seq2seq.serve import engine_loader
+    from hf_seq2seq.export.ctranslate2 import export_ctranslate2
 
     export = export_ctranslate2(trained, tmp_path / "ct2", quantization="int8")
     translator = load_translator(export, "ctranslate2")
     decoding = Decoding(max_new_tokens=MAX_NEW_TOKENS)
     texts = random_texts(12, seed=3)
     expected = [translate(translator, [t], 1, decoding, split_sentences=True)[0] for t in texts]
-    app = create_app(engine_loader(export, "ctranslate2"), ServeConfig(decoding=decoding))
+    app = create_app(worker_loader(export, "ctranslate2"), ServeConfig(decoding=decoding))
     with ThreadServer(app) as server:
         wait_ready(server.url)
         assert get(f"{server.url}/health")[1] == {

@@ -10,12 +10,13 @@ pytest.importorskip("starlette")
 from helpers import free_port  # noqa: E402
 from serve_helpers import HOST, get, post_json, start_server, wait_ready  # noqa: E402
 
-from hf_seq2seq.decoding import Decoding  # noqa: E402
-from hf_seq2seq.inference import load_translator, translate  # noqa: E402
+from hf_seq2seq.engines.base import translate  # noqa: E402
+from hf_seq2seq.engines.decoding import Decoding  # noqa: E402
+from hf_seq2seq.engines.factory import load_translator  # noqa: E402
 
 
 def test_the_application_builder_refuses_unknown_arguments(trained):
-    from hf_seq2seq.serve_ray import build_app
+    from hf_seq2seq.serving.ray_serve import build_app
 
     with pytest.raises(ValueError, match="unknown argument 'max_batch'"):
         build_app({"model": str(trained), "max_batch": 8})

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from helpers import free_port
 
-from hf_seq2seq.data import DataError
-from hf_seq2seq.training import DataArguments, load_splits
+from hf_seq2seq.data.errors import DataError
+from hf_seq2seq.training.arguments import DataArguments
+from hf_seq2seq.training.data_loading import load_splits
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,7 +67,8 @@ WORKER = textwrap.dedent(
     from accelerate.data_loader import prepare_data_loader
     from torch.utils.data import DataLoader
     from transformers import Seq2SeqTrainingArguments
-    from hf_seq2seq.training import DataArguments, load_splits, prepare_streaming
+    from hf_seq2seq.training.arguments import DataArguments
+    from hf_seq2seq.training.data_loading import load_splits, prepare_streaming
 
     corpora, out = json.loads(sys.argv[1]), sys.argv[2]
     dist.init_process_group("gloo")

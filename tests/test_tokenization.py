@@ -1,4 +1,4 @@
-"""Tests for hf_seq2seq.tokenization: training, special tokens, round trips, saving, dataset tokenization."""
+"""hf_seq2seq.data.tokenization: training, special tokens, round trips, saving, dataset tokenization."""
 
 import os
 
@@ -13,7 +13,7 @@ from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict 
 from helpers import FRA_TXT as REAL_FRA_TXT  # noqa: E402
 from transformers import AutoTokenizer, PreTrainedTokenizerFast  # noqa: E402
 
-from hf_seq2seq.tokenization import iter_texts, tokenize_dataset, train_tokenizer  # noqa: E402
+from hf_seq2seq.data.tokenization import iter_texts, tokenize_dataset, train_tokenizer  # noqa: E402
 
 EN = [
     "Go.",
@@ -178,7 +178,7 @@ def test_tokenize_needs_src_and_tgt(tokenizer: PreTrainedTokenizerFast) -> None:
 @pytest.mark.skipif(not REAL_FRA_TXT.is_file(), reason=f"the fra-eng copy is not at {REAL_FRA_TXT}")
 def test_real_fra_eng_tokenizer() -> None:
     """Train on the full fra-eng train split in < 60 s; >= 99.9% of test sentences round-trip."""
-    from hf_seq2seq.data import load_fra_eng
+    from hf_seq2seq.data.fra_eng import load_fra_eng
 
     splits = load_fra_eng(REAL_FRA_TXT)
     start = time.perf_counter()

@@ -7,22 +7,29 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
+import transformers
 from helpers import ROOT, tiny_args
+from safetensors.torch import load_file
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
 from hf_seq2seq.cli import evaluate as evaluate_cli
 from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.cli.train import main as train_main
 from hf_seq2seq.cli.train import parse_args
-from hf_seq2seq.data import load_fra_eng
-from hf_seq2seq.decoding import Decoding
-from hf_seq2seq.folder import ModelFolderError, check_model_folder
-from hf_seq2seq.inference import TorchTranslator, evaluate_translations, load_model_and_tokenizer, translate
-from hf_seq2seq.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
-from hf_seq2seq.training import TRANSLATIONS_FILE, TimeBudgetCallback, TimeBudgetSchedule, decoding_problem
+from hf_seq2seq.data.fra_eng import load_fra_eng
+from hf_seq2seq.engines.base import translate
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
+from hf_seq2seq.evaluation.evaluate import evaluate_translations
+from hf_seq2seq.evaluation.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
+from hf_seq2seq.models.folder import ModelFolderError, check_model_folder
+from hf_seq2seq.training.final_evaluation import TRANSLATIONS_FILE, decoding_problem
+from hf_seq2seq.training.time_budget import TimeBudgetCallback, TimeBudgetSchedule
+from hf_seq2seq.training.trainer import TranslationTrainer
 
 
 def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt):
@@ -107,11 +114,14 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path, synthetic_fra_t
     assert logged_steps == list(range(10, 61, 10))  # the log continues where the killed run left it
 
 
-def test_a_bf16_run_reloads_its_best_checkpoint_and_evaluates_quietly(tmp_path, synthetic_fra_txt, caplog):
+def test_a_bf16_run_reloads_its_best_checkpoint_and_evaluates_quietly(
+    tmp_path, synthetic_fra_txt, monkeypatch, caplog
+):
     """The `cpu` presets train with bf16 autocast where the CPU has bf16 matmuls: the Trainer then leaves the
     model's forward wrapped in autocast, and the test evaluation at the end (beam search, which calls the
     forward) runs through that wrapper (the packed-weight Linear layers must step aside for it). Loading the
     best checkpoint must not report the tied embedding copies, which are saved once, as missing."""
+    monkeypatch.setattr(logging.getLogger("transformers"), "propagate", True)  # its warnings into caplog
     args = tiny_args(synthetic_fra_txt, tmp_path / "run", "--max_steps", "20", "--eval_steps", "10")
     results = train_main(
         [*args, "--save_steps", "10", "--bf16", "true", "--use_cpu", "true", "--num_beams", "2"]
@@ -132,6 +142,37 @@ def test_a_bf16_run_reloads_its_best_checkpoint_and_evaluates_quietly(tmp_path, 
     assert results["training"]["global_step"] == 20 and results["bleu"] == pytest.approx(scores["bleu"])
 
 
+def test_a_run_reloads_its_best_checkpoint_the_same_without_the_trainers_private_load_report(
+    tmp_path, synthetic_fra_txt, monkeypatch, caplog
+):
+    """`TranslationTrainer` overrides transformers' private `Trainer._issue_warnings_after_load` so that loading
+    the best checkpoint does not report the tied embedding copies (saved once) as missing. Without that method in
+    transformers (deleted here) a run still reloads its best checkpoint and trains the same model."""
+    monkeypatch.setattr(logging.getLogger("transformers"), "propagate", True)  # its warnings into caplog
+    missing_before: list[list[str]] = []
+    forgive = TranslationTrainer.without_unsaved_missing_keys
+
+    def record(self, load_result):
+        missing_before.append(list(load_result.missing_keys))
+        return forgive(self, load_result)
+
+    monkeypatch.setattr(TranslationTrainer, "without_unsaved_missing_keys", record)
+    extra = ("--max_steps", "20", "--eval_steps", "10", "--save_steps", "10", "--max_test_samples", "10")
+    results = train_main(tiny_args(synthetic_fra_txt, tmp_path / "with", *extra))
+    assert missing_before and all(missing_before)  # the best checkpoint lacks the tied copies ...
+    assert "missing keys" not in caplog.text  # ... which are not reported
+
+    monkeypatch.delattr(transformers.Trainer, "_issue_warnings_after_load")
+    without = train_main(tiny_args(synthetic_fra_txt, tmp_path / "without", *extra))
+    assert len(missing_before) == 2 and "missing keys" not in caplog.text
+    assert without["training"]["best_checkpoint"].endswith(Path(results["training"]["best_checkpoint"]).name)
+    assert (without["bleu"], without["chrf"]) == (results["bleu"], results["chrf"])
+    weights = load_file(tmp_path / "with" / "model.safetensors")
+    weights_without = load_file(tmp_path / "without" / "model.safetensors")
+    assert weights.keys() == weights_without.keys()
+    assert all(torch.equal(weights[key], weights_without[key]) for key in weights)
+
+
 def test_presets_set_defaults_that_flags_override():
     model_args, data_args, training_args, final_args = parse_args(
         ["--preset", "tiny", "--learning_rate", "1e-4", "--num_beams", "4"]
@@ -146,7 +187,7 @@ def test_presets_set_defaults_that_flags_override():
 def test_bad_input_to_translate(tiny_run, caplog):
     output_dir, _ = tiny_run
     model, tokenizer = load_model_and_tokenizer(output_dir, device="cpu")
-    with caplog.at_level(logging.WARNING, logger="hf_seq2seq.decoding"):
+    with caplog.at_level(logging.WARNING, logger="hf_seq2seq.engines.decoding"):
         texts = ["", "   ", "the king sees a red boat .", "the dog sees a cat . " * 30]
         out = translate(TorchTranslator(model, tokenizer), texts, max_source_length=64)
     assert out[0] == "" and out[1] == "" and out[2] != ""

@@ -13,7 +13,7 @@ from transformers.models.auto import modeling_auto
 from transformers_suite import import_common_tests
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
-from hf_seq2seq.modeling_transformer_mt import CACHE_NAME
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
 test_modeling_common, test_configuration_common = import_common_tests()
 ModelTesterMixin, ids_tensor = test_modeling_common.ModelTesterMixin, test_modeling_common.ids_tensor
@@ -95,7 +95,9 @@ class TransformerMTModelTest(ModelTesterMixin, unittest.TestCase):
     def test_config(self):
         self.config_tester.run_common_tests()
 
-    @unittest.skip("GenerationTesterMixin is not in the transformers sdist; tests/test_decoding.py covers generate()")
+    @unittest.skip(
+        "GenerationTesterMixin is not in the transformers sdist; tests/test_decoding.py covers generate()"
+    )
     def test_generation_tester_mixin_inheritance(self):
         pass
 

@@ -1,22 +1,20 @@
 """`hf-seq2seq web`: the export check, the read-only file server (routes, MIME types, no escape from the export
 folder), and the page itself in a headless Chromium translating with transformers.js as the package's Python
-engines do. The browser test needs transformers.js installed beforehand (`hf-seq2seq web --install-js`, which
-.ci/run runs before pytest): nothing is downloaded at test time."""
+engines do. The browser test needs Chromium, its driver and Selenium (the `demo` extra), and transformers.js
+installed beforehand (`hf-seq2seq web --install-js`, with npm): nothing is downloaded at test time. `.ci/run`
+installs all of them; without one the test skips, except in CI (`CI=true`), where it fails."""
 
 import http.client
+import importlib.util
 import json
+import os
 import shutil
 
 import pytest
 import torch
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
-from hf_seq2seq.cli import main as cli
-from hf_seq2seq.folder import save_model_folder
-from hf_seq2seq.onnx_folder import NotAnOnnxExport, check_onnx_export
-from hf_seq2seq.tokenization import train_tokenizer
-from hf_seq2seq.training import greedy_generation_config
-from hf_seq2seq.webpage import (
+from hf_seq2seq.apps.webpage import (
     PageServer,
     js_cache_dir,
     js_installed,
@@ -24,9 +22,15 @@ from hf_seq2seq.webpage import (
     page_settings,
     start_in_thread,
 )
+from hf_seq2seq.cli import main as cli
+from hf_seq2seq.data.tokenization import train_tokenizer
+from hf_seq2seq.export.folder import NotAnOnnxExport, check_onnx_export
+from hf_seq2seq.models.folder import save_model_folder
+from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # `.ci/run` sets CI=true
 MARIAN_CONFIG = {
     "model_type": "marian", "architectures": ["MarianMTModel"], "is_encoder_decoder": True, "d_model": 16,
     "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2, "decoder_attention_heads": 2,
@@ -49,7 +53,7 @@ def fake_export(folder, quantized_only=False):
 
 
 def test_the_export_check_names_what_is_wrong(tmp_path):
-    """One check of an export folder (`onnx_folder`), for the ONNX Runtime engine and for the page."""
+    """One check of an export folder (`hf_seq2seq.export.folder`), for the ONNX Runtime engine and the page."""
     export = fake_export(tmp_path / "export")
     settings = page_settings(export)
     assert (settings.dtype, settings.max_source_length, settings.model) == ("fp32", 24, "export")
@@ -199,20 +203,36 @@ def train_tiny_model(folder):
     return save_model_folder(model, tokenizer, folder)
 
 
-needs_browser = pytest.mark.skipif(
-    not (CHROMIUM and CHROMEDRIVER),
-    reason="needs Chromium and its driver: apt-get install chromium chromium-driver (.ci/run installs them)",
-)
-needs_js = pytest.mark.skipif(
-    not js_installed(),
-    reason=f"needs transformers.js in {js_cache_dir()}: run `hf-seq2seq web --install-js` first (.ci/run does)",
-)
+def importable(*modules: str) -> bool:
+    return all(importlib.util.find_spec(module) for module in modules)
+
+
+def page_tools_missing() -> list[str]:
+    """What the browser test lacks, each with how to get it (`.ci/run` gets them all)."""
+    tools = [
+        ("Chromium and its driver: apt-get install chromium chromium-driver", CHROMIUM and CHROMEDRIVER),
+        ("Selenium: pip install -e '.[demo]'", importable("selenium")),
+        ("the ONNX export: pip install -e '.[onnx]'", importable("onnx", "onnxscript", "onnxruntime")),
+        (f"transformers.js in {js_cache_dir()}: hf-seq2seq web --install-js (npm)", js_installed()),
+    ]
+    return [what for what, there in tools if not there]
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    """A tiny trained model folder and its ONNX export (fp32 and int8)."""
-    onnx_export = pytest.importorskip("hf_seq2seq.onnx_export")
+def page_tools():
+    """Skips the browser test when a tool is missing, but fails it in CI, where `.ci/run` installs every tool:
+    there a skip would hide that the only end-to-end check of the page did not run."""
+    missing = page_tools_missing()
+    if missing:
+        (pytest.fail if IN_CI else pytest.skip)("needs " + "; ".join(missing))
+
+
+@pytest.fixture(scope="module")
+def exported(page_tools, tmp_path_factory):
+    """A tiny trained model folder and its ONNX export (fp32 and int8), made once `page_tools` found the browser
+    test's tools (so that a missing one is reported before the training and the export)."""
+    from hf_seq2seq.export import onnx as onnx_export
+
     folder = tmp_path_factory.mktemp("web")
     model_dir = train_tiny_model(folder / "model")
     return model_dir, onnx_export.export_onnx(model_dir, folder / "export", quantize="int8")
@@ -271,17 +291,15 @@ LINES = [
 
 def onnx_runtime_translations(export_dir, lines: list[str], precision: str = "fp32") -> list[str]:
     """The package's Python ONNX Runtime engine on the same export, one line at a time."""
-    from hf_seq2seq.onnx_export import OnnxTranslator
+    from hf_seq2seq.engines.onnxruntime_engine import OnnxTranslator
 
     engine = OnnxTranslator(export_dir, precision)
     return [engine.translate_sentences([line])[0] for line in lines]
 
 
-@needs_browser
-@needs_js
-@pytest.mark.slow  # training, the export (the bulk: ~1 min on 2 busy cores) and two browser sessions
+@pytest.mark.slow  # training, the export (the bulk) and two browser sessions
 def test_the_page_translates_in_the_browser_as_the_python_engines_do(exported):
-    from hf_seq2seq.translator import load_translator
+    from hf_seq2seq.engines.factory import load_translator
 
     model_dir, export_dir = exported
     engine = load_translator(model_dir)

@@ -25,7 +25,8 @@ SHIPPED = ("test_modeling_common.py", "test_configuration_common.py")
 ABSENT = {
     "generation/test_utils.py": "class GenerationTesterMixin:\n    pass\n",
     "exporters/test_export.py": "class ExportTesterMixin:\n    pass\n",
-    "utils/test_configuration_utils.py": "config_common_kwargs = " + repr(
+    "utils/test_configuration_utils.py": "config_common_kwargs = "
+    + repr(
         {
             "return_dict": False,
             "output_hidden_states": True,

@@ -7,7 +7,7 @@ Each verb is a module of this package (`hf_seq2seq/cli/<verb>.py`, dashes as und
 import importlib
 import sys
 
-from ..errors import FolderError
+from hf_seq2seq.errors import FolderError
 
 VERBS = {
     "train": "train a model and evaluate it on the test split (presets: cpu, cpu-long, gpu, tiny)",

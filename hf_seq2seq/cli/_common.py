@@ -4,6 +4,9 @@ import argparse
 import json
 import logging
 
+from hf_seq2seq.engines.base import ENGINES, TORCH_PRECISIONS
+from hf_seq2seq.evaluation.benchmark_choices import SIZES
+
 
 def parser(verb: str, description: str, example: str) -> argparse.ArgumentParser:
     """A verb's parser: `hf-seq2seq <verb>` as its program name, and an example under its help."""
@@ -60,7 +63,7 @@ def add_decoding_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def decoding_from(args: argparse.Namespace):
-    from ..decoding import Decoding
+    from hf_seq2seq.engines.decoding import Decoding
 
     return Decoding(
         num_beams=args.num_beams,
@@ -69,9 +72,6 @@ def decoding_from(args: argparse.Namespace):
         no_repeat_ngram_size=args.no_repeat_ngram_size,
         compile=args.compile,
     )
-
-
-ENGINES = ("torch", "ctranslate2", "onnxruntime")  # hf_seq2seq.translator.ENGINES, without importing torch
 
 
 def add_engine_argument(p: argparse.ArgumentParser) -> None:
@@ -85,11 +85,8 @@ def add_engine_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
-SIZES = ("cpu", "large")  # hf_seq2seq.benchmark.SIZES, without importing torch for --help
-
-
 def add_size_argument(p: argparse.ArgumentParser, flag: str, default: str, help: str | None = None) -> None:
-    """A model-size flag of the measuring verbs: one of `hf_seq2seq.benchmark.SIZES`."""
+    """A model-size flag of the measuring verbs: one of `hf_seq2seq.evaluation.benchmark_choices.SIZES`."""
     p.add_argument(flag, choices=SIZES, default=default, help=help)
 
 
@@ -112,13 +109,10 @@ def print_result(result: dict, table: str, json_path: str | None) -> dict:
     return result
 
 
-PRECISIONS = ("fp32", "bf16", "int8")  # hf_seq2seq.inference.PRECISIONS, without importing torch for --help
-
-
 def add_precision_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--precision",
-        choices=PRECISIONS,
+        choices=TORCH_PRECISIONS,
         default="fp32",
         help="inference precision of the torch engine: fp32 (as trained), bf16 weights, or int8 weights for the "
         "Linear layers (dynamic quantization, CPU only); a CTranslate2 export keeps the weights it was exported "

@@ -22,8 +22,8 @@ def main(argv: list[str] | None = None):
     p = build_parser()
     args = p.parse_args(argv)
     quiet_transformers()
-    from ..averaging import average_checkpoints
-    from ..folder import checkpoint_folders
+    from hf_seq2seq.models.folder import checkpoint_folders
+    from hf_seq2seq.training.averaging import average_checkpoints
 
     folders = args.folders
     if args.last is not None:

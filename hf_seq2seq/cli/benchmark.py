@@ -1,8 +1,9 @@
 """`hf-seq2seq benchmark`: speed and memory of this model against MarianMTModel at identical sizes."""
 
+from hf_seq2seq.evaluation.benchmark_choices import DTYPES
+
 from ._common import add_measuring_arguments, add_size_argument, parser, print_result, quiet_transformers
 
-DTYPES = ["fp32", "bf16", "fp16"]
 # --quick: one timed pass, one latency run, 3 new tokens, batches of QUICK_BATCH_SIZE sentences, no memory
 QUICK = dict(repeats=1, latency_runs=1, new_tokens=3)
 QUICK_BATCH_SIZE = 4
@@ -67,21 +68,18 @@ def build_parser():
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     quiet_transformers()
-    from ..benchmark import (
-        format_exports_table,
-        format_table,
-        run_benchmark,
-        run_exports_benchmark,
-    )
-
     settings = QUICK if args.quick else dict(repeats=args.repeats, latency_runs=args.latency_runs)
     if args.exports:
+        from hf_seq2seq.evaluation.benchmark_exports import format_exports_table, run_exports_benchmark
+
         if args.quick:
             settings = dict(settings, batch_size=QUICK_BATCH_SIZE)
         result = run_exports_benchmark(
             args.exports, data_path=args.data_path, max_samples=args.max_samples, **settings
         )
         return print_result(result, format_exports_table(result), args.json)
+    from hf_seq2seq.evaluation.benchmark import format_table, run_benchmark
+
     if args.quick:
         settings = dict(
             settings,

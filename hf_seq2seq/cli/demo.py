@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     quiet_transformers()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own requests to its server, at INFO
-    from ..demo import launch_demo
+    from hf_seq2seq.apps.demo import launch_demo
 
     # gradio's queue calls pandas options that pandas 3 deprecates: a warning per request, nothing to act on
     warnings.filterwarnings("ignore", module="gradio.queueing")

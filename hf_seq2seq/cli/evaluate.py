@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     setup_logging()
     quiet_transformers()
-    from ..inference import evaluate_folder
+    from hf_seq2seq.evaluation.evaluate import evaluate_folder
 
     report = evaluate_folder(
         args.model,

@@ -1,8 +1,7 @@
 """`hf-seq2seq export`: convert a saved model folder for another inference engine (CTranslate2, ONNX Runtime)."""
 
-from ._common import parser, quiet_transformers
-
-QUANTIZATIONS = ["int8", "int8_float32", "bfloat16", "float32"]  # hf_seq2seq.export.QUANTIZATIONS
+from hf_seq2seq.cli._common import parser, quiet_transformers
+from hf_seq2seq.export.folder import QUANTIZATIONS
 
 
 def build_parser():
@@ -43,12 +42,12 @@ def main(argv: list[str] | None = None):
         p.error("--quantize is ONNX's; for CTranslate2 use --quantization")
     quiet_transformers()
     if args.format == "onnx":
-        from ..onnx_export import export_onnx
+        from hf_seq2seq.export.onnx import export_onnx
 
         path = export_onnx(args.model, args.output_dir, quantize=args.quantize, force=args.force)
         print(f"exported {args.model} to {path} (fp32{' and int8' if args.quantize else ''} ONNX graphs)")
         return path
-    from ..export import export_ctranslate2
+    from hf_seq2seq.export.ctranslate2 import export_ctranslate2
 
     quantization = args.quantization or "int8"
     path = export_ctranslate2(args.model, args.output_dir, quantization=quantization, force=args.force)

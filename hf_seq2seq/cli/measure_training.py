@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> dict:
     add_measuring_arguments(args_parser)
     args = args_parser.parse_args(argv)
     quiet_transformers()
-    from ..benchmark import format_training_options, measure_training_options
+    from hf_seq2seq.evaluation.training_options import format_training_options, measure_training_options
 
     result = measure_training_options(
         memory_size=args.memory_size,

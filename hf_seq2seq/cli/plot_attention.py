@@ -23,7 +23,7 @@ def build_parser():
 def main(argv: list[str] | None = None) -> list:
     args = build_parser().parse_args(argv)
     quiet_transformers()
-    from ..plotting import plot_checkpoint_attention
+    from hf_seq2seq.apps.plotting import plot_checkpoint_attention
 
     paths = plot_checkpoint_attention(
         args.model,

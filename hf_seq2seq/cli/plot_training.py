@@ -16,7 +16,7 @@ def build_parser():
 
 def main(argv: list[str] | None = None):
     args = build_parser().parse_args(argv)
-    from ..plotting import plot_training_curves
+    from hf_seq2seq.apps.plotting import plot_training_curves
 
     path = plot_training_curves(args.run, args.out)
     print(path)

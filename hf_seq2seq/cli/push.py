@@ -2,9 +2,9 @@
 
 import sys
 
-from ._common import parser, quiet_transformers
+from hf_seq2seq.hub.layout import DEFAULT_SENTENCE
 
-DEFAULT_SENTENCE = "How are you?"  # hf_seq2seq.hub.DEFAULT_SENTENCE, without importing torch for --help
+from ._common import parser, quiet_transformers
 
 
 def build_parser():
@@ -61,12 +61,13 @@ def build_parser():
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     quiet_transformers()
-    from .. import hub
-    from ..folder import ModelFolderError
-    from ..report import ReportError
+    from hf_seq2seq.evaluation.report import ReportError
+    from hf_seq2seq.hub.push import push_to_hub
+    from hf_seq2seq.hub.validation import HubFolderError, HubValidationError, InvalidRepoIdError
+    from hf_seq2seq.models.folder import ModelFolderError
 
     try:
-        result = hub.push_to_hub(
+        result = push_to_hub(
             args.trained_dir,
             args.repo_id,
             args.output_dir,
@@ -80,13 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             onnx=args.with_onnx,
             space=(args.with_space or f"{args.repo_id}-demo") if args.with_space is not None else None,
         )
-    except (
-        hub.InvalidRepoIdError,
-        ModelFolderError,
-        ReportError,
-        hub.HubFolderError,
-        hub.HubValidationError,
-    ) as error:
+    except (InvalidRepoIdError, ModelFolderError, ReportError, HubFolderError, HubValidationError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     check = result.validation

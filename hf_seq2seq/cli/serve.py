@@ -1,8 +1,18 @@
 """`hf-seq2seq serve`: a LibreTranslate-compatible translation API with dynamic batching (uvicorn or Ray Serve)."""
 
+import argparse
 import json
 import os
 from pathlib import Path
+
+from hf_seq2seq.export.folder import EXPORT_FILE
+from hf_seq2seq.serving.config import (
+    CPUS_PER_REPLICA,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    TARGET_ONGOING_REQUESTS,
+    ServeConfig,
+)
 
 from ._common import (
     add_decoding_arguments,
@@ -14,9 +24,36 @@ from ._common import (
 )
 
 API_KEYS_ENV = "HF_SEQ2SEQ_API_KEYS"
+BATCHING_FLAGS = (  # flag, the ServeConfig field it sets (its default and type), help
+    ("--max-batch-size", "max_batch_sentences", "most sentences per model call"),
+    (
+        "--max-batch-tokens",
+        "max_batch_tokens",
+        "most padded source tokens (longest sentence x sentences) per model call",
+    ),
+    (
+        "--max-wait-ms",
+        "max_wait_ms",
+        "how long a batch that is not full may wait for more requests while the model is idle, from the "
+        "oldest request's arrival or the end of the last batch",
+    ),
+    (
+        "--arrival-gap-ms",
+        "arrival_gap_ms",
+        "a batch that is not full leaves once no request has arrived for this long",
+    ),
+    (
+        "--max-queue",
+        "max_queue_sentences",
+        "most sentences waiting for a batch; past it requests get 503 with Retry-After",
+    ),
+    ("--max-chars", "max_chars", "most characters per request (413)"),
+    ("--max-texts", "max_texts", "most texts (q entries) per request (413)"),
+    ("--max-beams", "max_beams", "largest num_beams a request may ask for"),
+)
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     p = parser(
         "serve",
         "Serve a model over HTTP: LibreTranslate's POST /translate (JSON or form; q a string or a list), "
@@ -32,8 +69,10 @@ def build_parser():
     )
     add_engine_argument(p)
     add_precision_argument(p)
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
-    p.add_argument("--port", type=int, default=5000, help="port (default 5000, as LibreTranslate)")
+    p.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (0.0.0.0: every interface)")
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}, as LibreTranslate)"
+    )
     p.add_argument(
         "--languages",
         metavar="SRC-TGT",
@@ -47,37 +86,9 @@ def build_parser():
     )
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
     batching = p.add_argument_group("batching and limits")
-    batching.add_argument("--max-batch-size", type=int, default=64, help="most sentences per model call")
-    batching.add_argument(
-        "--max-batch-tokens",
-        type=int,
-        default=8192,
-        help="most padded source tokens (longest sentence x sentences) per model call",
-    )
-    batching.add_argument(
-        "--max-wait-ms",
-        type=float,
-        default=30.0,
-        help="how long a batch that is not full may wait for more requests while the model is idle, from the "
-        "oldest request's arrival or the end of the last batch",
-    )
-    batching.add_argument(
-        "--arrival-gap-ms",
-        type=float,
-        default=8.0,
-        help="a batch that is not full leaves once no request has arrived for this long",
-    )
-    batching.add_argument(
-        "--max-queue",
-        type=int,
-        default=2048,
-        help="most sentences waiting for a batch; past it requests get 503 with Retry-After",
-    )
-    batching.add_argument("--max-chars", type=int, default=10_000, help="most characters per request (413)")
-    batching.add_argument(
-        "--max-texts", type=int, default=128, help="most texts (q entries) per request (413)"
-    )
-    batching.add_argument("--max-beams", type=int, default=8, help="largest num_beams a request may ask for")
+    for flag, name, help in BATCHING_FLAGS:
+        default = getattr(ServeConfig, name)
+        batching.add_argument(flag, type=type(default), default=default, help=help)
     p.add_argument(
         "--graceful-timeout",
         type=float,
@@ -87,6 +98,11 @@ def build_parser():
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.add_argument("--access-log", action="store_true", help="log every request (uvicorn's access log)")
     add_decoding_arguments(p)
+    add_ray_arguments(p)
+    return p
+
+
+def add_ray_arguments(p: argparse.ArgumentParser) -> None:
     ray = p.add_argument_group("Ray Serve (scale out: replicas of the same app and batcher)")
     ray.add_argument("--ray", action="store_true", help="run as a Ray Serve deployment instead of uvicorn")
     ray.add_argument(
@@ -102,11 +118,12 @@ def build_parser():
     ray.add_argument(
         "--target-ongoing-requests",
         type=float,
-        default=32,
+        default=TARGET_ONGOING_REQUESTS,
         help="autoscaling: requests per replica to aim at (about a full batch)",
     )
-    ray.add_argument("--cpus-per-replica", type=float, default=1.0, help="CPUs Ray reserves per replica")
-    return p
+    ray.add_argument(
+        "--cpus-per-replica", type=float, default=CPUS_PER_REPLICA, help="CPUs Ray reserves per replica"
+    )
 
 
 def api_keys(path: str | None) -> frozenset[str]:
@@ -114,6 +131,12 @@ def api_keys(path: str | None) -> frozenset[str]:
     if path:
         keys += [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()]
     return frozenset(key for key in keys if key and not key.startswith("#"))
+
+
+def serve_config(args: argparse.Namespace) -> ServeConfig:
+    """The service's settings from the batching flags, the API keys and the decoding flags."""
+    flags = {name: getattr(args, flag[2:].replace("-", "_")) for flag, name, _ in BATCHING_FLAGS}
+    return ServeConfig(**flags, api_keys=api_keys(args.api_keys_file), decoding=decoding_from(args))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,20 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({export_quantization(args.model)})"
         )
     setup_logging()
-    from ..serve import ServeConfig
-
-    config = ServeConfig(
-        max_batch_sentences=args.max_batch_size,
-        max_batch_tokens=args.max_batch_tokens,
-        max_wait_ms=args.max_wait_ms,
-        arrival_gap_ms=args.arrival_gap_ms,
-        max_queue_sentences=args.max_queue,
-        max_chars=args.max_chars,
-        max_texts=args.max_texts,
-        max_beams=args.max_beams,
-        api_keys=api_keys(args.api_keys_file),
-        decoding=decoding_from(args),
-    )
+    config = serve_config(args)
     loader_args = dict(
         folder=str(Path(args.model).resolve()),
         engine=args.engine,
@@ -153,25 +163,35 @@ def main(argv: list[str] | None = None) -> int:
         trust_remote_code=args.trust_remote_code,
     )
     if args.ray:
-        from ..serve_ray import run
+        run_ray(loader_args, config, args)
+    else:
+        run_uvicorn(loader_args, config, args)
+    return 0
 
-        run(
-            loader_args,
-            config,
-            host=args.host,
-            port=args.port,
-            address=args.ray_address,
-            replicas=args.replicas,
-            max_replicas=args.max_replicas,
-            target_ongoing_requests=args.target_ongoing_requests,
-            cpus_per_replica=args.cpus_per_replica,
-        )
-        return 0
+
+def run_ray(loader_args: dict, config: ServeConfig, args: argparse.Namespace) -> None:
+    from hf_seq2seq.serving.ray_serve import run
+
+    run(
+        loader_args,
+        config,
+        host=args.host,
+        port=args.port,
+        address=args.ray_address,
+        replicas=args.replicas,
+        max_replicas=args.max_replicas,
+        target_ongoing_requests=args.target_ongoing_requests,
+        cpus_per_replica=args.cpus_per_replica,
+    )
+
+
+def run_uvicorn(loader_args: dict, config: ServeConfig, args: argparse.Namespace) -> None:
     import uvicorn
 
-    from ..serve import create_app, engine_loader
+    from hf_seq2seq.serving.app import create_app
+    from hf_seq2seq.serving.worker import worker_loader
 
-    app = create_app(engine_loader(**loader_args), config)
+    app = create_app(worker_loader(**loader_args), config)
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -183,7 +203,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     server.run()
-    return 0
 
 
 def check_folder(folder: str, engine: str) -> None:
@@ -197,12 +216,9 @@ def check_folder(folder: str, engine: str) -> None:
         return
     if engine != "torch":  # its loader checks its own folder
         return
-    from ..folder import check_model_folder
+    from hf_seq2seq.models.folder import check_model_folder
 
     check_model_folder(folder)  # a ModelFolderError ends the command with its message
-
-
-EXPORT_FILE = "hf_seq2seq_export.json"  # hf_seq2seq.export.EXPORT_FILE, without importing ctranslate2
 
 
 def export_quantization(folder: str) -> str | None:

@@ -43,7 +43,7 @@ def build_parser():
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     quiet_transformers()
-    from ..serve_benchmark import format_result, load_sentences, run_serve_benchmark
+    from hf_seq2seq.serving.loadtest import format_result, load_sentences, run_serve_benchmark
 
     settings = dict(
         concurrency=args.concurrency,

@@ -7,7 +7,10 @@ import sys
 
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
-from ..training import PRESETS, DataArguments, FinalArguments, ModelArguments, run
+from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
+from hf_seq2seq.training.presets import PRESETS
+from hf_seq2seq.training.recipe import run
+
 from ._common import quiet_transformers, setup_logging
 
 EXAMPLES = """examples:

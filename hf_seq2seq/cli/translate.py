@@ -40,7 +40,9 @@ def build_parser():
 def main(argv: list[str] | None = None) -> list[str]:
     args = build_parser().parse_intermixed_args(argv)  # options may come after the sentences
     quiet_transformers()
-    from ..inference import load_translator, read_lines, translate
+    from hf_seq2seq.engines.base import translate
+    from hf_seq2seq.engines.factory import load_translator
+    from hf_seq2seq.evaluation.evaluate import read_lines
 
     if args.sentences:
         sentences = args.sentences

@@ -19,7 +19,7 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from ..folder import refresh_code
+    from hf_seq2seq.models.folder import refresh_code
 
     written = refresh_code(args.folder)
     if written:

@@ -2,7 +2,7 @@
 
 import sys
 
-from ._common import parser
+from hf_seq2seq.cli._common import parser
 
 
 def build_parser():
@@ -33,8 +33,8 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from ..onnx_folder import NotAnOnnxExport
-    from ..webpage import JavaScriptMissing, install_js, make_server
+    from hf_seq2seq.apps.webpage import JavaScriptMissing, install_js, make_server
+    from hf_seq2seq.export.folder import NotAnOnnxExport
 
     try:
         if args.install_js:

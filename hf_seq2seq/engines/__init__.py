@@ -1,0 +1,10 @@
+"""The engines: what translates sentences with a saved model, behind one interface.
+
+* :mod:`hf_seq2seq.engines.base`: the `Translator` interface every engine implements, and `translate`.
+* :mod:`hf_seq2seq.engines.decoding`: the decoding settings all engines share (`Decoding`), batching by length.
+* :mod:`hf_seq2seq.engines.torch_engine`: the model folder in torch (fp32, bf16, int8), with
+  :mod:`~hf_seq2seq.engines.packed_weights` (its faster Linear layers for greedy search) and
+  :mod:`~hf_seq2seq.engines.cpu_features` (what the CPU can do).
+* :mod:`hf_seq2seq.engines.ctranslate2_engine`, :mod:`hf_seq2seq.engines.onnxruntime_engine`: the exports.
+* :mod:`hf_seq2seq.engines.factory`: `load_translator`, which picks the engine for a folder.
+"""

@@ -1,0 +1,122 @@
+"""The interface of every engine that translates with a saved model, `Translator`, and `translate`, which
+translates texts with any of them.
+
+An engine is a class that subclasses `Translator`: `hf_seq2seq.engines.torch_engine.TorchTranslator` (the
+model's own `generate()`), `hf_seq2seq.engines.ctranslate2_engine.CTranslate2Translator` (an export of
+`hf-seq2seq export ctranslate2`) and `hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator` (an export of
+`hf-seq2seq export onnx`, on ONNX Runtime); `hf_seq2seq.engines.factory.load_translator` loads any of them.
+`translate`, `evaluate_translations` (`hf_seq2seq.evaluation.evaluate`), the server, the demo and the
+benchmarks take a `Translator` and use nothing else of it.
+
+This module imports neither torch nor an engine's package.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hf_seq2seq.engines.decoding import Decoding
+
+if TYPE_CHECKING:
+    from transformers import GenerationConfig, PreTrainedTokenizerBase
+
+from hf_seq2seq.data.segmentation import translate_by_sentence
+from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
+
+ENGINES = ("torch", "ctranslate2", "onnxruntime")
+"""The engines `hf_seq2seq.engines.factory.load_translator` knows (onnxruntime with the `onnx` extra)."""
+
+
+TORCH_PRECISIONS = ("fp32", "bf16", "int8")
+"""Inference precisions (`hf_seq2seq.engines.torch_engine.set_precision`): fp32 as trained, bf16 weights, int8 weights of the Linear layers."""
+FULL_PRECISIONS = ("fp32", "float32")
+"""The precision names of unreduced weights (torch's, CTranslate2's): a report names any other precision."""
+
+
+class Translator(ABC):
+    """A loaded model that translates sentences, whatever runs it.
+
+    Attributes (plain attributes or properties of a subclass):
+
+    * `engine`: "torch", "ctranslate2" or "onnxruntime";
+    * `tokenizer`: the model's tokenizer (a `PreTrainedTokenizerBase`);
+    * `generation_config`: the saved decoding (a transformers `GenerationConfig`: beams, length rule, limits);
+    * `precision`: the precision it computes at, in the engine's own words ("fp32", "bf16", "int8" for
+      torch; the export's quantization for CTranslate2, e.g. "int8" or "float32");
+    * `parameters`: the model's parameter count, counted before any quantization;
+    * `max_source_length`: the longest source in tokens the model reads (longer ones are truncated).
+    """
+
+    engine: str
+    tokenizer: PreTrainedTokenizerBase
+    generation_config: GenerationConfig
+    precision: str
+    parameters: int
+    max_source_length: int
+
+    @abstractmethod
+    def translate_sentences(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+        progress: bool = False,
+    ) -> list[str]:
+        """Translations of `sentences`, in order, each translated whole (no sentence splitting: that is
+        `translate`'s). Every engine does it the same way, through
+        `hf_seq2seq.engines.decoding.translate_in_batches`: batches of at most `batch_size` sentences of similar
+        length; a blank sentence translates to ""; a sentence longer than `max_source_length` (default:
+        `self.max_source_length`) is truncated with a warning; each translation is at most the saved length
+        rule `max_length_a * S + max_length_b` new tokens (S: the batch's longest source) unless `decoding`
+        sets `max_new_tokens`; the saved decoding unless `decoding` overrides it."""
+
+    def settings(self, decoding: Decoding | None = None) -> dict:
+        """The decoding used, for a report: the saved `generation_config` with `decoding`'s overrides."""
+        return (decoding or Decoding()).settings(self)
+
+    def describe(self) -> dict:
+        """Facts for the server's /health and logs (the engine's name is the server's own fact)."""
+        return {"precision": self.precision}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(engine={self.engine!r}, precision={self.precision!r})"
+
+
+def translate(
+    translator: Translator,
+    texts: Sequence[str],
+    batch_size: int = 64,
+    decoding: Decoding | None = None,
+    split_sentences: bool = False,
+    source_lang: str = "en",
+    max_source_length: int | None = None,
+    progress: bool = False,
+) -> list[str]:
+    """Translations of `texts` by `translator` (any engine's `Translator`, e.g. of
+    `hf_seq2seq.engines.factory.load_translator`), in order.
+
+    With `split_sentences`, a text of several sentences is cut into sentences (`hf_seq2seq.data.segmentation`),
+    and a sentence longer than the sources of training into pieces that fit; all sentences of all texts are
+    translated together, and each text's translations are joined back with its own spacing and line breaks.
+    Sentences are batched by length to reduce padding. An empty (or blank) text translates to "". A sentence
+    longer than `max_source_length` (default: the model's, `translator.max_source_length`) is truncated with
+    a warning.
+    """
+    decoding = decoding or Decoding()
+    tokenizer = translator.tokenizer
+
+    def translate_batch(sentences: Sequence[str]) -> list[str]:
+        return translator.translate_sentences(sentences, batch_size, decoding, max_source_length, progress)
+
+    if not split_sentences:
+        return translate_batch(texts)
+    return translate_by_sentence(
+        texts,
+        translate_batch,
+        source_lang,
+        max_length=trained_length(tokenizer),
+        length=lambda sentence: len(tokenizer(sentence, verbose=False)["input_ids"]),
+    )

@@ -1,0 +1,172 @@
+"""The CTranslate2 engine: :class:`CTranslate2Translator` translates with an export of
+`hf_seq2seq.export.ctranslate2.export_ctranslate2` (`hf-seq2seq export ctranslate2`).
+
+The export folder alone is enough: CTranslate2's model, the tokenizer, the saved `generation_config.json` and
+the export's metadata (`hf_seq2seq.export.folder.EXPORT_FILE`). The engine decodes as the model's `generate()`
+does with the same settings: the saved decoding (beams, length penalty, n-gram ban, length rule and limits;
+where the saved config leaves one unset, the value `generate()` uses, :data:`GENERATE_DEFAULTS`), and the
+batching, blank lines and truncation every engine shares (`hf_seq2seq.engines.decoding.translate_in_batches`).
+"""
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from transformers import AutoTokenizer, GenerationConfig
+
+try:
+    import ctranslate2
+except ImportError as error:  # an optional extra
+    raise ImportError(
+        'exporting to or translating with CTranslate2 needs the ctranslate2 package: pip install "hf_seq2seq[deploy]"'
+    ) from error
+from hf_seq2seq.engines.base import Translator
+from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
+from hf_seq2seq.export.folder import EXPORT_FILE
+from hf_seq2seq.models.folder import ExportError
+from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
+
+# What `generate()` uses for a setting that no generation config sets (None): transformers' own table, which
+# `generate()` fills in and no public API returns (a default `GenerationConfig()` leaves these None). The table is
+# private to `GenerationConfig`, so where a release lacks it the values its documentation gives stand in for the
+# settings the engine reads (`DOCUMENTED_DEFAULTS`); tests/test_export.py checks both against `generate()`.
+DOCUMENTED_DEFAULTS = {
+    "max_length": 20,
+    "min_length": 0,
+    "num_beams": 1,
+    "length_penalty": 1.0,
+    "repetition_penalty": 1.0,
+    "no_repeat_ngram_size": 0,
+}
+_default_generation_params = getattr(GenerationConfig, "_get_default_generation_params", None)
+GENERATE_DEFAULTS = DOCUMENTED_DEFAULTS | (_default_generation_params() if _default_generation_params else {})
+
+
+def new_token_limit(
+    generation_config: GenerationConfig, source_length: int, decoding: Decoding, max_positions: int
+) -> int:
+    """The most new tokens of a batch whose longest source has `source_length` tokens, as the model's
+    `generate()` allows: the fixed `decoding.max_new_tokens`, else the length rule (`length_rule_limit`), else
+    the config's `max_new_tokens`, else its `max_length` less the decoder start token; with none of them set,
+    `generate()` takes its default `max_length` as a number of new tokens, within the model's `max_positions`."""
+    if decoding.max_new_tokens is not None:
+        return decoding.max_new_tokens
+    limit = length_rule_limit(generation_config, source_length)
+    if limit is not None:
+        return limit
+    if generation_config.max_new_tokens is not None:
+        return generation_config.max_new_tokens
+    if generation_config.max_length is not None:
+        return generation_config.max_length - 1
+    return min(GENERATE_DEFAULTS["max_length"], max_positions - 1)
+
+
+class CTranslate2Translator(Translator):
+    """The CTranslate2 engine (a `hf_seq2seq.engines.base.Translator`): an export of
+    `hf_seq2seq.export.ctranslate2.export_ctranslate2`, loaded: a `ctranslate2.Translator` (`.translator`),
+    the tokenizer, the saved decoding, and the export's facts (`.metadata`: model type, longest source,
+    parameters, quantization). Use it through `hf_seq2seq.engines.base.translate` /
+    `hf_seq2seq.evaluation.evaluate.evaluate_translations`, or call :meth:`translate_sentences`.
+
+    Its `precision` is the export's quantization: `precision` None keeps it, any other value must name it
+    (a ValueError otherwise: another weight type is another export). `compute_type` "default" keeps the
+    exported weight type; `intra_threads` 0 lets CTranslate2 choose.
+    """
+
+    engine = "ctranslate2"
+
+    def __init__(
+        self,
+        export_dir: str | os.PathLike[str],
+        device: str = "cpu",
+        compute_type: str = "default",
+        intra_threads: int = 0,
+        inter_threads: int = 1,
+        precision: str | None = None,
+    ):
+        export_dir = Path(export_dir)
+        metadata_file = export_dir / EXPORT_FILE
+        if not metadata_file.is_file():
+            raise ExportError(
+                f"{export_dir} has no {EXPORT_FILE}: it is not an export of `hf-seq2seq export ctranslate2`"
+            )
+        self.export_dir = export_dir
+        self.metadata = json.loads(metadata_file.read_text(encoding="utf-8"))
+        self.precision = self.metadata["quantization"]
+        if precision is not None and precision != self.precision:
+            raise ValueError(
+                f"{export_dir} is a CTranslate2 export with {self.precision} weights, which it keeps; for "
+                f"precision {precision!r} export again (`hf-seq2seq export ctranslate2 --quantization ...`) or "
+                "use the torch engine"
+            )
+        self.parameters = self.metadata["parameters"]
+        self.translator = ctranslate2.Translator(
+            str(export_dir),
+            device=device,
+            compute_type=compute_type,
+            intra_threads=intra_threads,
+            inter_threads=inter_threads,
+        )
+        self.tokenizer = AutoTokenizer.from_pretrained(export_dir)
+        self.generation_config = GenerationConfig.from_pretrained(export_dir)
+
+    @property
+    def max_source_length(self) -> int:
+        return self.metadata["max_source_length"]
+
+    def translate_sentences(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+        progress: bool = False,
+    ) -> list[str]:
+        """Translations of `sentences` (`Translator.translate_sentences`): the same batches, blank lines,
+        truncation and length limit as the torch engine, the saved decoding unless `decoding` says."""
+        decoding = decoding or Decoding()
+        if decoding.compile:
+            raise ValueError("compiled decoding (--compile) is for the torch engine; CTranslate2 has its own")
+        config = self.generation_config
+        num_beams = decoding.num_beams or saved(config, "num_beams")
+        length_penalty = (
+            saved(config, "length_penalty") if decoding.length_penalty is None else decoding.length_penalty
+        )
+        no_repeat_ngram_size = (
+            saved(config, "no_repeat_ngram_size")
+            if decoding.no_repeat_ngram_size is None
+            else decoding.no_repeat_ngram_size
+        )
+        min_new_tokens = config.min_new_tokens or max(saved(config, "min_length") - 1, 0)
+        max_source_length = max_source_length or self.max_source_length
+
+        def translate_batch(batch: list[str]) -> list[str]:
+            ids = self.tokenizer(batch, max_length=max_source_length, truncation=True)["input_ids"]
+            # S: the padded source length
+            limit = new_token_limit(config, max(map(len, ids)), decoding, self.max_source_length)
+            results = self.translator.translate_batch(
+                [self.tokenizer.convert_ids_to_tokens(row) for row in ids],
+                beam_size=num_beams,
+                length_penalty=length_penalty,
+                max_decoding_length=limit,
+                min_decoding_length=min(min_new_tokens, limit),  # the limit wins, as in generate()
+                repetition_penalty=saved(config, "repetition_penalty"),
+                no_repeat_ngram_size=no_repeat_ngram_size,
+                max_input_length=0,  # truncated above, as the PyTorch path does
+            )
+            outputs = [self.tokenizer.convert_tokens_to_ids(result.hypotheses[0]) for result in results]
+            return [text.strip() for text in self.tokenizer.batch_decode(outputs, skip_special_tokens=True)]
+
+        return translate_in_batches(
+            self.tokenizer, sentences, batch_size, max_source_length, translate_batch, progress
+        )
+
+    def describe(self) -> dict:
+        return {"quantization": self.precision}
+
+
+def saved(generation_config: GenerationConfig, name: str):
+    """A setting of the saved generation config, or `generate()`'s default where it is unset."""
+    value = getattr(generation_config, name, None)
+    return GENERATE_DEFAULTS[name] if value is None else value

@@ -1,0 +1,53 @@
+"""The factory of the engines: `load_translator` loads a folder as the `hf_seq2seq.engines.base.Translator`
+of the engine it names: `hf_seq2seq.engines.torch_engine.TorchTranslator` (a saved model folder),
+`hf_seq2seq.engines.ctranslate2_engine.CTranslate2Translator` (an export of `hf-seq2seq export ctranslate2`) or
+`hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator` (an export of `hf-seq2seq export onnx`).
+
+This module imports neither torch nor an engine's package: `load_translator` imports the engine it loads.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hf_seq2seq.engines.base import ENGINES, Translator
+
+
+def load_translator(
+    folder: str | os.PathLike[str],
+    engine: str = "torch",
+    precision: str = "fp32",
+    trust_remote_code: bool = False,
+) -> Translator:
+    """The `Translator` of `folder` for `engine` (one of `ENGINES`):
+
+    * "torch": a saved model folder, at `precision` (`hf_seq2seq.engines.base.TORCH_PRECISIONS`; see
+      `hf_seq2seq.engines.torch_engine.set_precision`), on cuda if available, else cpu
+      (`hf_seq2seq.engines.torch_engine.TorchTranslator`);
+    * "ctranslate2": an export of `hf-seq2seq export ctranslate2`
+      (`hf_seq2seq.engines.ctranslate2_engine.CTranslate2Translator`), which keeps the weight type it was
+      exported with: `precision` is "fp32" (the default, meaning as exported) or the export's quantization;
+    * "onnxruntime": an ONNX export, loaded by
+      `hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator(folder, precision=...)`.
+
+    `trust_remote_code` is for the torch engine (a Hub folder's own code). Raises ValueError for an unknown
+    engine or a precision the engine does not take.
+    """
+    if engine == "torch":
+        from hf_seq2seq.engines.base import TORCH_PRECISIONS
+        from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
+
+        if precision not in TORCH_PRECISIONS:  # before loading the model
+            raise ValueError(f"precision must be one of {', '.join(TORCH_PRECISIONS)}; got {precision!r}")
+        model, tokenizer = load_model_and_tokenizer(folder, trust_remote_code=trust_remote_code)
+        return TorchTranslator(model, tokenizer, precision)
+    if engine == "ctranslate2":
+        from hf_seq2seq.engines.ctranslate2_engine import CTranslate2Translator
+
+        # "fp32", the command line's default, keeps the export's weight type, as it always has
+        return CTranslate2Translator(folder, precision=None if precision == "fp32" else precision)
+    if engine == "onnxruntime":
+        from hf_seq2seq.engines.onnxruntime_engine import OnnxTranslator
+
+        return OnnxTranslator(folder, precision=precision)
+    raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")

@@ -1,0 +1,196 @@
+"""The torch engine: `TorchTranslator`, a saved model folder loaded through the Auto classes
+(`load_model_and_tokenizer`) at a chosen precision (`set_precision`: fp32, bf16, or int8 Linear layers,
+`quantize_dynamic_int8`), decoding with the model's own `generate()` (`generate_translations`, which the ONNX
+Runtime engine shares)."""
+
+import os
+import warnings
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    GenerationConfig,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+from hf_seq2seq.engines.base import TORCH_PRECISIONS, Translator
+from hf_seq2seq.engines.cpu_features import cpu_supports
+from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
+from hf_seq2seq.engines.packed_weights import use_packed_weights
+from hf_seq2seq.models.folder import check_model_folder
+from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
+
+
+class Int8Linear(torch.ao.nn.quantized.dynamic.Linear):
+    """A dynamically quantized Linear layer that quantizes its inputs to the full 8-bit range where the CPU has
+    VNNI int8 dot products. PyTorch's own layer always uses 7 bits (`reduce_range=True`), which guards against
+    the int16 saturation of the AVX2/AVX-512 kernels without VNNI; with VNNI nothing saturates and 8 bits
+    nearly halve the activations' rounding error at the same speed (docs/decoding.md)."""
+
+    reduce_range = not cpu_supports("vnni")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        packed = self._packed_params._packed_params
+        return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=self.reduce_range).to(x.dtype)
+
+
+def quantize_dynamic_int8(model: nn.Module) -> nn.Module:
+    """Dynamic int8 quantization of every `nn.Linear`, in place (CPU only): the weights stored in int8 with one
+    scale per output row, the activations quantized per call from their range (`Int8Linear`), int8 matrix
+    products with int32 accumulation. Embeddings, LayerNorms and the attention products stay fp32; the output
+    layer gets its own int8 copy of the tied embedding matrix. Such a model is for inference, not for saving.
+
+    This is `torch.ao.quantization.quantize_dynamic`, whose fbgemm/x86 kernels do the arithmetic in int8.
+    PyTorch deprecates it in favour of torchao (its warnings are silenced here), but torchao's int8 dynamic
+    quantization (0.18) multiplies with `torch._int_mm`, a reference kernel on CPU that is many times slower
+    than the fp32 Linear it replaces.
+    """
+    if any(p.device.type != "cpu" for p in model.parameters()):
+        raise ValueError("int8 dynamic quantization runs on CPU only; load the model on cpu (or use bf16)")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torch.ao.quantization is deprecated")
+        warnings.filterwarnings("ignore", message="torch.quantize_per_tensor, torch.quantize_per_channel")
+        return torch.ao.quantization.quantize_dynamic(
+            model,
+            {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig},
+            mapping={nn.Linear: Int8Linear},
+            inplace=True,
+        )
+
+
+def set_precision(model: PreTrainedModel, precision: str) -> PreTrainedModel:
+    """`model` converted in place for inference at `precision` (one of `TORCH_PRECISIONS`): fp32 leaves it as it is,
+    bf16 stores the weights (and so computes) in bfloat16, int8 quantizes its Linear layers
+    (`quantize_dynamic_int8`). For the torch engine only: a CTranslate2 export keeps the precision it was
+    exported with."""
+    if precision not in TORCH_PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(TORCH_PRECISIONS)}; got {precision!r}")
+    if precision == "bf16":
+        return model.to(torch.bfloat16)
+    if precision == "int8":
+        return quantize_dynamic_int8(model)
+    return model
+
+
+def precision_of(model: nn.Module) -> str:
+    """The precision `set_precision` gave `model`: int8 if it has dynamically quantized Linear layers, else
+    bf16 or fp32 by its weights."""
+    if any(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in model.modules()):
+        return "int8"
+    return "bf16" if next(model.parameters()).dtype == torch.bfloat16 else "fp32"
+
+
+def load_model_and_tokenizer(
+    folder: str | os.PathLike[str],
+    device: str | torch.device | None = None,
+    trust_remote_code: bool = False,
+    precision: str = "fp32",
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load a saved folder through the Auto classes, in eval mode, on `device` (default: cuda if available),
+    at `precision` (see `set_precision`)."""
+    folder = check_model_folder(folder)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    model = (
+        AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=trust_remote_code).to(device).eval()
+    )
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
+    return set_precision(model, precision), tokenizer
+
+
+class TorchTranslator(Translator):
+    """The torch engine: `model.generate()` on a loaded model (`.model`, for callers that need the network
+    itself, e.g. its attention weights) with its tokenizer; the model's greedy search runs on packed weights
+    (`use_packed_weights`).
+
+    `precision` converts the model in place (`set_precision`) after its parameters are counted; None keeps
+    the precision it has (`precision_of`). `parameters` defaults to `model.num_parameters()` (give it for a
+    model that was quantized already: int8 packs its Linear weights away from the count)."""
+
+    engine = "torch"
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        precision: str | None = None,
+        parameters: int | None = None,
+    ):
+        self.parameters = model.num_parameters() if parameters is None else parameters
+        self.model = use_packed_weights(model if precision is None else set_precision(model, precision))
+        self.tokenizer = tokenizer
+
+    @property
+    def generation_config(self) -> GenerationConfig:
+        return self.model.generation_config
+
+    @property
+    def precision(self) -> str:
+        return precision_of(self.model)
+
+    @property
+    def max_source_length(self) -> int:
+        return self.model.config.max_position_embeddings
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    @torch.inference_mode()
+    def translate_sentences(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+        progress: bool = False,
+    ) -> list[str]:
+        return generate_translations(
+            self.model,
+            self.tokenizer,
+            sentences,
+            batch_size,
+            decoding or Decoding(),
+            max_source_length,
+            progress,
+        )
+
+
+def generate_translations(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[str],
+    batch_size: int,
+    decoding: Decoding,
+    max_source_length: int | None,
+    progress: bool,
+) -> list[str]:
+    """Translations of `sentences` by `model.generate()` with `decoding`, in batches of similar length
+    (`translate_in_batches`), sources cut to `max_source_length` tokens (default: the model's positions), the
+    saved length rule applied when `decoding` fixes no length: the decoding of every engine that runs a
+    transformers `GenerationMixin` model (the torch engine's, ONNX Runtime's)."""
+    max_source_length = max_source_length or model.config.max_position_embeddings
+    if decoding.compile and precision_of(model) == "int8":
+        raise ValueError(
+            "int8 and compiled decoding do not combine: torch.compile cannot trace the packed weights of "
+            "dynamically quantized Linear layers; choose one"
+        )
+
+    def translate_batch(batch: list[str]) -> list[str]:
+        inputs = tokenizer(
+            batch, max_length=max_source_length, truncation=True, padding=True, return_tensors="pt"
+        ).to(model.device)
+        kwargs = decoding.generate_kwargs()
+        if decoding.max_new_tokens is None:  # the saved length rule, for any model (see `length_rule_limit`)
+            limit = length_rule_limit(model.generation_config, inputs["input_ids"].shape[-1])
+            if limit is not None:
+                kwargs["max_new_tokens"] = limit
+        generated = model.generate(**inputs, **kwargs)
+        return [text.strip() for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
+
+    return translate_in_batches(
+        tokenizer, sentences, batch_size, max_source_length, translate_batch, progress
+    )

@@ -1,0 +1,349 @@
+"""Speed of our model against Hugging Face's `MarianMTModel` at identical sizes, on identical batches
+(`hf-seq2seq benchmark`).
+
+Marian is the same architecture (post-LN, sinusoidal positions, scaled and tied embeddings), so at equal
+vocab, width, depth, heads and FFN size the two do the same arithmetic and the ratio measures the
+implementation. Measurements are interleaved (ours, Marian, ours, ...) and repeated; medians are reported.
+
+1. training throughput: forward + backward + AdamW step, non-pad (source + target) tokens per second;
+2. greedy `generate()` throughput at batch 64 and latency at batch 1 (a fixed number of new tokens), through
+   plain `model.generate(...)` calls: ours then runs its hand-written greedy search (see `generate_path`), on
+   packed weights as `hf-seq2seq translate` runs it (`hf_seq2seq.engines.packed_weights.use_packed_weights`);
+   at batch 64 also ours without them, as a Hub user runs a folder loaded with `trust_remote_code` and no
+   hf_seq2seq; optionally also ours at an opt-in inference precision (bf16 weights, int8 Linear layers) and
+   through the opt-in compiled path (static cache, decoding step compiled by `torch.compile`);
+3. peak memory of one training step (CUDA: allocator peak; CPU: resident-set growth, in a fresh process);
+4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured fp32
+   matmul peak on the same device.
+
+The measuring tools are in `hf_seq2seq.evaluation.measuring`, the model sizes in
+`hf_seq2seq.evaluation.benchmark_choices`; the benchmark of the CTranslate2 and ONNX exports is
+`hf_seq2seq.evaluation.benchmark_exports`.
+"""
+
+import copy
+import platform
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+
+from hf_seq2seq.engines.packed_weights import use_packed_weights
+from hf_seq2seq.engines.torch_engine import set_precision
+from hf_seq2seq.evaluation.benchmark_choices import DTYPES, SIZES, Sizes
+from hf_seq2seq.evaluation.measuring import (
+    build_models,
+    generate_fn,
+    generate_path,
+    interleaved,
+    make_batches,
+    matmul_peak_flops,
+    peak_memory,
+    step_flops,
+    timed,
+    tokens,
+    train_step_fn,
+)
+
+HUB_USER = "ours as a Hub user"
+"""The generate() row of ours without `use_packed_weights`: what a Hub user gets who loads the folder with
+`trust_remote_code` and has no hf_seq2seq."""
+
+HUB_USER_LABEL = "  as a Hub user (new tokens/s)"
+"""The table's label of the `HUB_USER` row, under the batch-64 generate() row."""
+
+GENERATE_B64 = "generate_b64_new_tokens_per_s"
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """How much is measured (the result's "settings")."""
+
+    train_batch_size: int
+    train_batches: int
+    generate_batch_size: int
+    new_tokens: int
+    latency_runs: int
+    repeats: int
+
+
+def run_benchmark(
+    size: str = "cpu",
+    device: str | None = None,
+    dtype: str = "fp32",
+    marian_dtype: str | None = None,
+    train_batch_size: int = 64,
+    train_batches: int = 8,
+    generate_batch_size: int = 64,
+    new_tokens: int = 20,
+    latency_runs: int = 5,
+    repeats: int = 5,
+    measure_memory: bool = True,
+    measure_training: bool = True,
+    precisions: tuple[str, ...] = (),
+    compiled: bool = False,
+) -> dict:
+    """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
+
+    `dtype` (and `marian_dtype`, default the same) is fp32, or bf16/fp16: autocast for training (fp32 master
+    weights), weights stored in that dtype for generation. `measure_training=False` measures generation only
+    (the training figures are then None). Ours generates on packed weights (`use_packed_weights`, as the torch
+    engine does); "ours_as_hub_user" is its batch-64 generate() without them, against Marian's. Each of
+    `precisions` ("bf16", "int8": `hf_seq2seq.engines.torch_engine.set_precision` on a copy of ours) adds an
+    opt-in generation row, measured with the others and compared with Marian at its own dtype, under "opt_in";
+    `compiled` adds rows of the compiled path (`Decoding(compile=True)`) at fp32 and at each of `precisions`
+    but int8 (torch.compile cannot trace int8's packed weights). A compiled row first runs once over all
+    measured batches, so that compilation for each shape is not timed (that pass's wall time is reported as
+    "compile_and_first_pass_s").
+    """
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    settings = _Settings(
+        train_batch_size, train_batches, generate_batch_size, new_tokens, latency_runs, repeats
+    )
+    dtypes = {"ours": dtype, "marian": marian_dtype or dtype}
+    amp = {k: getattr(torch, DTYPES[v]) if DTYPES[v] else None for k, v in dtypes.items()}
+    sizes = SIZES[size]
+    models = build_models(sizes, device)
+    train = make_batches(train_batches, train_batch_size, sizes.vocab_size, device, seed=1)
+    gen = make_batches(1, generate_batch_size, sizes.vocab_size, device, seed=2)
+    single = make_batches(latency_runs, 1, sizes.vocab_size, device, seed=3)
+    train_s = _time_training(models, amp, train, repeats, device) if measure_training else None
+    hub_user = copy.deepcopy(models["ours"])  # the same weights, its greedy search on plain Linear layers
+    use_packed_weights(models["ours"])
+    opt_in = _opt_in_models(models["ours"], precisions, compiled)
+    gen_s, lat_s, first_pass_s = _time_generation(
+        settings, device, models, amp, opt_in, hub_user, gen, single
+    )
+    generation = {name: _generation_figures(settings, gen_s[name], lat_s[name]) for name in lat_s}
+    peak = matmul_peak_flops(device)
+    figures = _model_figures(
+        settings, sizes, device, models, amp, train, train_s, generation, peak, measure_memory
+    )
+    return _environment(size, sizes, device, dtypes, settings) | {
+        "matmul_peak_flops_per_s": peak,
+        "generate_path": _generate_paths(models, opt_in, hub_user, gen[0], new_tokens),
+        "ours": figures["ours"],
+        "marian": figures["marian"],
+        "ratio_ours_over_marian": {
+            key: figures["ours"][key] / figures["marian"][key]
+            for key in figures["ours"]
+            if figures["ours"][key] is not None and figures["marian"][key]
+        },
+        "opt_in": _opt_in_figures(generation, first_pass_s, opt_in),
+        "ours_packed_weights": getattr(models["ours"], "greedy_search_linear", None) is not None,
+        "ours_as_hub_user": _hub_user_figures(settings, gen_s[HUB_USER], generation["marian"]),
+    }
+
+
+def _time_training(
+    models: dict[str, torch.nn.Module],
+    amp: dict[str, torch.dtype | None],
+    train: list[dict],
+    repeats: int,
+    device: str,
+) -> dict[str, float]:
+    """Median seconds of each model's training steps over `train`, measured in turn."""
+    return interleaved(
+        {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
+    )
+
+
+def _opt_in_models(
+    ours: torch.nn.Module, precisions: tuple[str, ...], compiled: bool
+) -> dict[str, tuple[torch.nn.Module, bool]]:
+    """The opt-in rows of `run_benchmark`: name -> (a converted copy of ours, whether it runs compiled)."""
+    opt_in = {
+        f"ours {precision}": (set_precision(copy.deepcopy(ours).eval(), precision), False)
+        for precision in precisions
+    }
+    if compiled:
+        for precision in ("fp32", *precisions):
+            if precision != "int8":
+                model = set_precision(copy.deepcopy(ours).eval(), precision)
+                opt_in[f"ours compiled {precision}"] = (model, True)
+    return opt_in
+
+
+def _time_generation(
+    settings: _Settings,
+    device: str,
+    models: dict[str, torch.nn.Module],
+    amp: dict[str, torch.dtype | None],
+    opt_in: dict[str, tuple[torch.nn.Module, bool]],
+    hub_user: torch.nn.Module,
+    gen: list[dict],
+    single: list[dict],
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Median seconds of each generate() row over `gen` (every row, `HUB_USER` included) and over `single`
+    (every row but `HUB_USER`), measured in turn, and the seconds of each compiled row's first pass over both
+    (compilation included)."""
+
+    def generate_fns() -> dict[str, Callable[[dict], None]]:
+        fns = {k: generate_fn(m, settings.new_tokens, amp[k]) for k, m in models.items()}
+        return fns | {name: generate_fn(m, settings.new_tokens, None, c) for name, (m, c) in opt_in.items()}
+
+    first_pass_s = {
+        name: timed(generate_fns()[name], gen + single, device) for name, (_, c) in opt_in.items() if c
+    }
+    hub_user_fn = {HUB_USER: generate_fn(hub_user, settings.new_tokens, amp["ours"])}
+    gen_s = interleaved(generate_fns() | hub_user_fn, gen, settings.repeats, device)
+    lat_s = interleaved(generate_fns(), single, settings.repeats, device)
+    return gen_s, lat_s, first_pass_s
+
+
+def _generate_paths(
+    models: dict[str, torch.nn.Module],
+    opt_in: dict[str, tuple[torch.nn.Module, bool]],
+    hub_user: torch.nn.Module,
+    batch: dict,
+    new_tokens: int,
+) -> dict[str, str]:
+    """Which decoding loop each generate() row runs (`generate_path`)."""
+    paths = {name: generate_path(model.eval(), batch, new_tokens) for name, model in models.items()}
+    paths |= {name: generate_path(model, batch, new_tokens, c) for name, (model, c) in opt_in.items()}
+    return paths | {HUB_USER: generate_path(hub_user.eval(), batch, new_tokens)}
+
+
+def _hub_user_figures(settings: _Settings, gen_s: float, marian: dict[str, float]) -> dict:
+    """The `HUB_USER` row: its batch-64 generate() throughput and that over Marian's."""
+    new_tokens_per_s = settings.generate_batch_size * settings.new_tokens / gen_s
+    return {
+        GENERATE_B64: new_tokens_per_s,
+        "ratio_over_marian": {GENERATE_B64: new_tokens_per_s / marian[GENERATE_B64]},
+    }
+
+
+def _generation_figures(settings: _Settings, gen_s: float, lat_s: float) -> dict[str, float]:
+    """A generate() row's figures from its median seconds over the batch-64 batch and the batch-1 sentences."""
+    return {
+        GENERATE_B64: settings.generate_batch_size * settings.new_tokens / gen_s,
+        "latency_b1_ms_per_token": 1000 * lat_s / (settings.latency_runs * settings.new_tokens),
+    }
+
+
+def _model_figures(
+    settings: _Settings,
+    sizes: Sizes,
+    device: str,
+    models: dict[str, torch.nn.Module],
+    amp: dict[str, torch.dtype | None],
+    train: list[dict],
+    train_s: dict[str, float] | None,
+    generation: dict[str, dict[str, float]],
+    peak: float,
+    measure_memory: bool,
+) -> dict[str, dict]:
+    """Each model's figures: training throughput, generation, FLOP/s and peak memory (the training ones None
+    when training was not measured, `train_s` None)."""
+    measured = train_s is not None
+    if measured:
+        n_tokens = sum(tokens(b) for b in train)
+        flops = {k: sum(step_flops(m, b) for b in train) for k, m in models.items()}
+    return {
+        name: {
+            "train_tokens_per_s": n_tokens / train_s[name] if measured else None,
+            **generation[name],
+            "train_flops_per_s": flops[name] / train_s[name] if measured else None,
+            "train_mfu": flops[name] / train_s[name] / peak if measured else None,
+            "peak_memory_mb": peak_memory(name, sizes, device, settings.train_batch_size, amp[name]) / 2**20
+            if measure_memory and measured
+            else None,
+        }
+        for name in models
+    }
+
+
+def _opt_in_figures(
+    generation: dict[str, dict[str, float]],
+    first_pass_s: dict[str, float],
+    opt_in: dict[str, tuple[torch.nn.Module, bool]],
+) -> dict[str, dict]:
+    """Each opt-in row's generation figures, their ratios over Marian's, and its compiled first pass (or None)."""
+    return {
+        name: generation[name]
+        | {
+            "ratio_over_marian": {
+                key: value / generation["marian"][key] for key, value in generation[name].items()
+            },
+            "compile_and_first_pass_s": first_pass_s.get(name),
+        }
+        for name in opt_in
+    }
+
+
+def _environment(size: str, sizes: Sizes, device: str, dtypes: dict[str, str], settings: _Settings) -> dict:
+    """What the result was measured on and with: sizes, device, threads, dtypes, torch, settings."""
+    return {
+        "size": size,
+        "sizes": asdict(sizes),
+        "device": device,
+        "device_name": torch.cuda.get_device_name()
+        if device.startswith("cuda")
+        else platform.processor() or "cpu",
+        "threads": torch.get_num_threads(),
+        "dtype": dtypes,
+        "torch": torch.__version__,
+        "settings": asdict(settings),
+    }
+
+
+def _cell(value: float | None, fmt: str) -> str:
+    return "n/a" if value is None else fmt.format(value)
+
+
+def _hub_user_line(result: dict, fmt: str) -> str:
+    """The table's row of `HUB_USER` under ours' batch-64 generate() row, against the same Marian figure."""
+    hub_user = result["ours_as_hub_user"]
+    return (
+        f"{HUB_USER_LABEL:34}{_cell(hub_user[GENERATE_B64], fmt):>12}"
+        f"{_cell(result['marian'][GENERATE_B64], fmt):>12}{hub_user['ratio_over_marian'][GENERATE_B64]:>12.2f}x"
+    )
+
+
+def format_table(result: dict) -> str:
+    """The printed table of a `run_benchmark` result: ours against Marian, row by row, then the opt-in rows."""
+    rows = [
+        ("training throughput (tokens/s)", "train_tokens_per_s", "{:,.0f}"),
+        ("generate b=64 (new tokens/s)", "generate_b64_new_tokens_per_s", "{:,.0f}"),
+        ("latency b=1 (ms/token)", "latency_b1_ms_per_token", "{:.2f}"),
+        ("peak train memory (MB)", "peak_memory_mb", "{:.0f}"),
+        ("training FLOP/s (G)", "train_flops_per_s", "{:.1f}"),
+        ("training FLOP/s / matmul peak", "train_mfu", "{:.1%}"),
+    ]
+    ours, marian, ratio = result["ours"], result["marian"], result["ratio_ours_over_marian"]
+    lines = [
+        f"size={result['size']} {result['sizes']} device={result['device']} ({result['device_name']}), "
+        f"{result['threads']} threads, {result['dtype']}; fp32 matmul peak "
+        f"{result['matmul_peak_flops_per_s'] / 1e9:.1f} GFLOP/s",
+        f"generate(): ours runs {result['generate_path']['ours']}, Marian {result['generate_path']['marian']}",
+        "ours on "
+        + (
+            "packed weights (as `hf-seq2seq translate`)"
+            if result["ours_packed_weights"]
+            else "plain Linear layers"
+        )
+        + "; as a Hub user (the folder loaded with trust_remote_code, no hf_seq2seq) on plain Linear layers",
+        f"{'':34}{'ours':>12}{'Marian':>12}{'ours/Marian':>13}",
+    ]
+    for label, key, fmt in rows:
+        a, b = ours[key], marian[key]
+        if a is None and b is None:
+            continue  # not measured (--generate-only)
+        if key == "train_flops_per_s" and a is not None:
+            a, b = a / 1e9, b / 1e9
+        lines.append(
+            f"{label:34}{_cell(a, fmt):>12}{_cell(b, fmt):>12}{ratio.get(key, float('nan')):>12.2f}x"
+        )
+        if key == GENERATE_B64:
+            lines.append(_hub_user_line(result, fmt))
+    if result["opt_in"]:
+        lines.append(f"opt-in generate() of ours, against Marian ({result['dtype']['marian']}):")
+        lines.append(f"{'':34}{'b=64 tok/s':>12}{'x Marian':>10}{'b=1 ms/tok':>12}{'x Marian':>10}  path")
+        for name, row in result["opt_in"].items():
+            over = row["ratio_over_marian"]
+            lines.append(
+                f"{name:34}{row['generate_b64_new_tokens_per_s']:>12,.0f}"
+                f"{over['generate_b64_new_tokens_per_s']:>9.2f}x{row['latency_b1_ms_per_token']:>12.2f}"
+                f"{over['latency_b1_ms_per_token']:>9.2f}x  {result['generate_path'][name]}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,30 @@
+"""The choices of the measuring commands (`hf-seq2seq benchmark`, `hf-seq2seq measure-training`): the model
+sizes they build and the dtypes they measure at.
+
+`hf_seq2seq.evaluation.benchmark`, `hf_seq2seq.evaluation.training_options` and the command line's flags
+(`hf_seq2seq.cli._common`, `hf_seq2seq.cli.benchmark`) read them here. This module imports neither torch nor
+transformers, so that the command line can build its parsers without them.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Sizes:
+    """The sizes of one benchmark model, the same for ours and Marian (encoder and decoder alike)."""
+
+    vocab_size: int = 8000
+    d_model: int = 256
+    layers: int = 3
+    heads: int = 4
+    ffn_dim: int = 1024
+
+
+SIZES = {
+    "cpu": Sizes(),  # the CPU training preset
+    "large": Sizes(vocab_size=16000, d_model=512, layers=6, heads=8, ffn_dim=2048),  # the paper's base
+}
+
+DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
+"""`hf-seq2seq benchmark --dtype`: training autocast dtype and generation weight dtype, as the name of the torch
+dtype (None: fp32 without autocast)."""

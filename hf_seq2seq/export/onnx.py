@@ -1,0 +1,417 @@
+"""Export a saved model to ONNX (fp32, and int8 weights with `quantize="int8"`): `hf-seq2seq export onnx`.
+
+The export has the file layout and input/output names of Optimum's seq2seq exports, which transformers.js and
+Optimum's `ORTModelForSeq2SeqLM` load:
+
+* `onnx/encoder_model.onnx`: `input_ids`, `attention_mask` -> `last_hidden_state`;
+* `onnx/decoder_model_merged.onnx`: `encoder_attention_mask`, `input_ids`, `encoder_hidden_states`,
+  `past_key_values.{i}.decoder.key/value`, `past_key_values.{i}.encoder.key/value`, `use_cache_branch` ->
+  `logits`, `present.{i}.decoder.key/value`, `present.{i}.encoder.key/value`. It is two decoders in one file
+  under an ONNX `If` on `use_cache_branch`: the first step (false) computes the cross-attention keys and
+  values from `encoder_hidden_states` and ignores the (empty) past; later steps (true) take them from the
+  past and return them unchanged, as Optimum's merged decoders do. The weights are stored once.
+* `onnx/*_quantized.onnx` with `quantize="int8"`: the same graphs with int8 weights (ONNX Runtime's dynamic
+  quantization, subgraphs included), the name transformers.js loads for `dtype: "q8"`.
+
+The graphs are traced by `torch.onnx.export` (the dynamo exporter) through the model's public `forward`
+(`trace_graphs`): the encoder, and the whole model with `encoder_outputs` and an `EncoderDecoderCache` (empty
+for the first step, built from the past tensors for later steps). Optimum's exporter would do this with a
+custom ONNX config, but Optimum's ONNX package requires transformers < 4.58 and cannot be installed beside
+transformers 5.
+
+Beside the graphs: the tokenizer files, `generation_config.json` (the saved decoding, length rule included)
+and a `config.json` that declares `model_type: "marian"` with this model's numbers under Marian's names
+(which this model's config already uses): the runtimes read only the layer, head and size numbers and the
+special token ids from it and run the graphs as they are, and Marian is a type both know.
+`hf_seq2seq_export.json` (`hf_seq2seq.export.folder.EXPORT_FILE`) records what the export holds; the layout
+and its check are `hf_seq2seq.export.folder`'s.
+
+`hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator` translates with the export on ONNX Runtime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import torch
+from torch import nn
+from transformers import AutoTokenizer, PreTrainedModel
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+try:
+    import onnx
+except ImportError as error:  # an optional extra
+    raise ImportError(
+        'exporting to ONNX needs onnx, onnxscript and onnxruntime: pip install "hf_seq2seq[onnx]"'
+    ) from error
+from hf_seq2seq.export.folder import (
+    DECODER,
+    ENCODER,
+    EXPORT_FILE,
+    QUANTIZED_SUFFIX,
+    SUBFOLDER,
+    cache_names,
+    check_output_folder,
+)
+from hf_seq2seq.models.folder import ExportError, check_exportable
+from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
+
+OPSET = 18
+
+
+# the Marian config fields the runtimes read, copied from this model's config under the same names
+MARIAN_FIELDS = (
+    "vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+    "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings",
+    "pad_token_id", "eos_token_id", "bos_token_id", "decoder_start_token_id", "scale_embedding",
+    "activation_function", "tie_word_embeddings",
+)  # fmt: skip
+
+
+class EncoderGraph(nn.Module):
+    """The encoder: (B, S) ids and mask -> (B, S, D) states."""
+
+    def __init__(self, model: PreTrainedModel):
+        super().__init__()
+        self.encoder = model.get_encoder()
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+class DecoderGraph(nn.Module):
+    """The model's forward from encoder states: logits and the cache, flat. Without past (`with_past` False):
+    the first step, which computes the cross-attention keys and values; with past: the later steps, given
+    the self-attention (B, H, P, Dh) and cross-attention (B, H, S, Dh) tensors of each layer."""
+
+    def __init__(self, model: PreTrainedModel, with_past: bool):
+        super().__init__()
+        self.model, self.with_past = model, with_past
+
+    def forward(self, encoder_attention_mask, input_ids, encoder_hidden_states, *past):
+        if self.with_past:
+            cache = EncoderDecoderCache([tuple(past[i : i + 4]) for i in range(0, len(past), 4)])
+        else:
+            cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+        outputs = self.model(
+            attention_mask=encoder_attention_mask,
+            decoder_input_ids=input_ids,
+            encoder_outputs=(encoder_hidden_states,),
+            use_cache=True,
+            **{CACHE_NAME: cache},
+            return_dict=True,
+        )  # `cache` now holds this step's keys and values too
+        flat = []
+        for i in range(len(cache.self_attention_cache.layers)):
+            self_layer, cross_layer = (
+                cache.self_attention_cache.layers[i],
+                cache.cross_attention_cache.layers[i],
+            )
+            flat += [self_layer.keys, self_layer.values, cross_layer.keys, cross_layer.values]
+        return (outputs.logits, *flat)
+
+
+def trace(module: nn.Module, args: tuple, input_names, output_names, dynamic_shapes, path: Path) -> Path:
+    """`module` as an ONNX model (torch's dynamo exporter), its inputs and outputs named, saved as `path`."""
+    program = torch.onnx.export(
+        module,
+        args,
+        input_names=list(input_names),
+        output_names=list(output_names),
+        dynamic_shapes=dynamic_shapes,
+        opset_version=OPSET,
+        dynamo=True,
+        optimize=True,
+        verbose=False,
+    )
+    program.save(str(path))
+    return path
+
+
+def trace_graphs(model: PreTrainedModel, scratch: Path) -> tuple[Path, Path, Path]:
+    """The encoder, the first-step decoder and the later-steps decoder of `model`, traced into `scratch` with
+    a dynamic batch and dynamic lengths; returns their files in that order."""
+    config = model.config
+    layers, heads = config.decoder_layers, config.decoder_attention_heads
+    head_dim = config.d_model // heads
+
+    # example inputs: 2 sentences (one padded) of 5 tokens, 2 target tokens, 3 cached ones
+    batch, source, target, past = 2, 5, 2, 3
+    input_ids = torch.full((batch, source), config.eos_token_id)
+    attention_mask = torch.ones(batch, source, dtype=torch.long)
+    attention_mask[1, -2:] = 0
+    decoder_ids = torch.full((batch, target), config.decoder_start_token_id)
+    with torch.no_grad():
+        states = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    past_names = cache_names("past_key_values", layers)
+    past_tensors = [
+        torch.zeros(batch, heads, past if ".decoder." in name else source, head_dim) for name in past_names
+    ]
+    B, S, T, P = (torch.export.Dim(name) for name in ("batch_size", "encoder_sequence_length", "decoder_sequence_length", "past_decoder_sequence_length"))  # fmt: skip
+    decoder_shapes = {
+        "encoder_attention_mask": {0: B, 1: S},
+        "input_ids": {0: B, 1: T},
+        "encoder_hidden_states": {0: B, 1: S},
+    }
+    decoder_inputs = ["encoder_attention_mask", "input_ids", "encoder_hidden_states"]
+    decoder_outputs = ["logits", *cache_names("present", layers)]
+
+    encoder = trace(
+        EncoderGraph(model).eval(),
+        (input_ids, attention_mask),
+        ["input_ids", "attention_mask"],
+        ["last_hidden_state"],
+        {"input_ids": {0: B, 1: S}, "attention_mask": {0: B, 1: S}},
+        scratch / f"{ENCODER}.onnx",
+    )
+    first = trace(
+        DecoderGraph(model, with_past=False).eval(),
+        (attention_mask, decoder_ids, states),
+        decoder_inputs,
+        decoder_outputs,
+        decoder_shapes,
+        scratch / "first_step.onnx",
+    )
+    later = trace(
+        DecoderGraph(model, with_past=True).eval(),
+        (attention_mask, decoder_ids, states, *past_tensors),
+        decoder_inputs + past_names,
+        decoder_outputs,
+        decoder_shapes | {"past": tuple({0: B, 2: P if ".decoder." in name else S} for name in past_names)},
+        scratch / "later_steps.onnx",
+    )
+    return encoder, first, later
+
+
+def _digest(tensor: onnx.TensorProto) -> str:
+    """The tensor's type, shape and values, whatever its name."""
+    unnamed = onnx.TensorProto()
+    unnamed.CopyFrom(tensor)
+    unnamed.ClearField("name")
+    return hashlib.sha256(unnamed.SerializeToString(deterministic=True)).hexdigest()
+
+
+def with_cache_length(value: onnx.ValueInfoProto, decoder_length: str) -> onnx.ValueInfoProto:
+    """A copy of `value`; a cache tensor's (B, H, length, Dh) length renamed: `encoder_sequence_length_out` for
+    cross-attention, `decoder_length` for self-attention."""
+    copy = onnx.ValueInfoProto()
+    copy.CopyFrom(value)
+    if ".encoder." in value.name or ".decoder." in value.name:
+        dim = copy.type.tensor_type.shape.dim[2]
+        dim.Clear()
+        dim.dim_param = "encoder_sequence_length_out" if ".encoder." in value.name else decoder_length
+    return copy
+
+
+class SharedInitializers:
+    """The merged decoder's initializers, which both branches read from the outer graph: a tensor equal (type,
+    shape, values) to one already kept is stored once, under that one's name; another is kept under its own
+    name if that is free, else with its branch's prefix."""
+
+    def __init__(self):
+        self.tensors: dict[str, onnx.TensorProto] = {}
+        self.by_digest: dict[str, str] = {}
+
+    def add(self, tensor: onnx.TensorProto, prefix: str) -> str:
+        """The name under which `tensor` (an initializer of the branch named by `prefix`) is kept."""
+        digest = _digest(tensor)
+        name = self.by_digest.get(digest)
+        if name is None:
+            name = tensor.name if tensor.name not in self.tensors else prefix + tensor.name
+            copy = onnx.TensorProto()
+            copy.CopyFrom(tensor)
+            copy.name = name
+            self.tensors[name] = copy
+            self.by_digest[digest] = name
+        return name
+
+
+def branch_graph(
+    model: onnx.ModelProto, prefix: str, outer_inputs: set[str], initializers: SharedInitializers
+) -> onnx.GraphProto:
+    """`model`'s graph as a branch of the merged decoder's `If`: its initializers moved to `initializers`, the
+    outer graph's inputs (`outer_inputs`) read as they are, every other name given the branch's `prefix`."""
+    renamed = {tensor.name: initializers.add(tensor, prefix) for tensor in model.graph.initializer}
+
+    def rename(name: str) -> str:
+        if not name or name in outer_inputs:
+            return name
+        return renamed.get(name, prefix + name)
+
+    graph = onnx.GraphProto(name=prefix.strip("/"))
+    for node in model.graph.node:
+        new = graph.node.add()
+        new.CopyFrom(node)
+        new.name = prefix + node.name
+        new.input[:] = [rename(name) for name in node.input]
+        new.output[:] = [rename(name) for name in node.output]
+    for output in model.graph.output:  # an Identity per output: a branch may return an outer value as is
+        graph.node.append(
+            onnx.helper.make_node("Identity", [rename(output.name)], [prefix + "out/" + output.name])
+        )
+        value = graph.output.add()
+        value.CopyFrom(output)
+        value.name = prefix + "out/" + output.name
+    for info in model.graph.value_info:
+        value = graph.value_info.add()
+        value.CopyFrom(info)
+        value.name = rename(info.name)
+    return graph
+
+
+def merge_decoders(first: onnx.ModelProto, later: onnx.ModelProto) -> onnx.ModelProto:
+    """One decoder from the first-step graph (`first`: no past inputs) and the later-steps graph (`later`):
+    an `If` on a `use_cache_branch` input runs `later` when true, `first` when false. Inputs are `later`'s
+    plus `use_cache_branch`, outputs the same names in both. Initializers equal in both are stored once, in
+    the outer graph, where both branches read them; every other name of a branch gets the branch's prefix."""
+    outer_inputs = {value.name for value in later.graph.input}
+    initializers = SharedInitializers()
+    if_node = onnx.helper.make_node(
+        "If",
+        ["use_cache_branch"],
+        [output.name for output in later.graph.output],
+        name="optimum::if",
+        then_branch=branch_graph(later, "with_past/", outer_inputs, initializers),
+        else_branch=branch_graph(first, "first_step/", outer_inputs, initializers),
+    )
+    use_cache_branch = onnx.helper.make_tensor_value_info("use_cache_branch", onnx.TensorProto.BOOL, [1])
+    # the past's lengths get names of their own (transformers.js makes the first step's empty past with 0 for
+    # any name but `batch_size`)
+    inputs = [with_cache_length(value, "past_decoder_sequence_length") for value in later.graph.input]
+    outputs = [with_cache_length(value, "past_decoder_sequence_length + 1") for value in later.graph.output]
+    graph = onnx.helper.make_graph(
+        [if_node],
+        "decoder_model_merged",
+        inputs + [use_cache_branch],
+        outputs,
+        initializer=list(initializers.tensors.values()),
+    )
+    opsets = {(opset.domain, opset.version) for model in (first, later) for opset in model.opset_import}
+    merged = onnx.helper.make_model(
+        graph, opset_imports=[onnx.helper.make_opsetid(domain, version) for domain, version in sorted(opsets)]
+    )
+    merged.ir_version = later.ir_version
+    functions = {(f.domain, f.name): f for model in (first, later) for f in model.functions}
+    merged.functions.extend(functions.values())
+    return merged
+
+
+def marian_config(config: TransformerMTConfig) -> dict:
+    """The export's `config.json`: this model's numbers under Marian's names, and what it really is."""
+    return {
+        "model_type": "marian",
+        "architectures": ["MarianMTModel"],
+        "is_encoder_decoder": True,
+        "use_cache": True,
+        **{name: getattr(config, name) for name in MARIAN_FIELDS},
+        "hf_seq2seq": {"model_type": config.model_type, "normalize_before": config.normalize_before},
+    }
+
+
+def quantize_int8(source: Path, target: Path) -> None:
+    """ONNX Runtime's dynamic quantization: int8 weights for MatMul/Gemm, activations quantized on the fly."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    root = logging.getLogger()  # the quantizer advises its pre-processing on the root logger, for every model
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(source, target, weight_type=QuantType.QInt8)
+    finally:
+        root.setLevel(level)
+
+
+def export_onnx(
+    model_dir: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str],
+    quantize: str | None = None,
+    force: bool = False,
+) -> Path:
+    """Export the model of `model_dir` (a `transformer_mt` folder) to `output_dir` (see the module's doc);
+    `quantize="int8"` adds the int8 graphs. `output_dir` must not exist unless `force` (it is then replaced).
+    Returns `output_dir`."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    model_dir, output_dir = check_exportable(model_dir, "Optimum's exporter"), Path(output_dir)
+    if quantize not in (None, "int8"):
+        raise ExportError(f"quantize must be None or 'int8'; got {quantize!r}")
+    check_output_folder(model_dir, output_dir, force)
+    if output_dir.exists():
+        shutil.rmtree(output_dir)
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    model.set_attn_implementation("eager")  # SDPA's `is_causal` cannot be traced for a dynamic target length
+
+    onnx_dir = output_dir / SUBFOLDER
+    onnx_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch, quiet_export():
+        graphs = trace_graphs(model, Path(scratch))
+        variants = {"": graphs}
+        # int8: each decoder is quantized before the merge, which then stores equal weights once
+        if quantize == "int8":
+            variants[QUANTIZED_SUFFIX] = tuple(
+                path.with_name(f"{path.stem}{QUANTIZED_SUFFIX}.onnx") for path in graphs
+            )
+            for source, target in zip(graphs, variants[QUANTIZED_SUFFIX], strict=True):
+                quantize_int8(source, target)
+        for suffix, (encoder, first_step, later_steps) in variants.items():
+            shutil.copyfile(encoder, onnx_dir / f"{ENCODER}{suffix}.onnx")
+            merged = merge_decoders(onnx.load(first_step), onnx.load(later_steps))
+            onnx.checker.check_model(merged)
+            onnx.save(merged, onnx_dir / f"{DECODER}{suffix}.onnx")
+    write_export_files(model, model_dir, output_dir, quantize)
+    return output_dir
+
+
+def write_export_files(
+    model: PreTrainedModel, model_dir: Path, output_dir: Path, quantize: str | None
+) -> None:
+    """Beside the graphs: the tokenizer, the saved decoding, the Marian-type `config.json` and the metadata
+    (:data:`EXPORT_FILE`), the last two copied into onnx/ too."""
+    AutoTokenizer.from_pretrained(model_dir).save_pretrained(output_dir)
+    tokenizer_config = output_dir / "tokenizer_config.json"  # a class name transformers.js knows, too
+    settings = json.loads(tokenizer_config.read_text(encoding="utf-8"))
+    tokenizer_config.write_text(
+        json.dumps(settings | {"tokenizer_class": "PreTrainedTokenizerFast"}, indent=2) + "\n",
+        encoding="utf-8",
+    )
+    model.generation_config.save_pretrained(output_dir)
+    config = model.config
+    (output_dir / "config.json").write_text(
+        json.dumps(marian_config(config), indent=2) + "\n", encoding="utf-8"
+    )
+    metadata = {
+        "format": "onnx",
+        "source_model_type": config.model_type,
+        "precisions": ["fp32", "int8"] if quantize == "int8" else ["fp32"],
+        "max_source_length": config.max_position_embeddings,
+        "parameters": model.num_parameters(),
+        "opset": OPSET,
+    }
+    (output_dir / EXPORT_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    for name in ("config.json", EXPORT_FILE):  # onnx/ on its own is what a Hub repository carries (`push`)
+        shutil.copyfile(output_dir / name, output_dir / SUBFOLDER / name)
+
+
+@contextlib.contextmanager
+def quiet_export():
+    """torch.onnx's export prints its progress and warnings that say nothing about this model (torchvision is
+    not installed, pytree deprecations, dynamic axis names it merged): keep them out of a user's terminal."""
+    logger = logging.getLogger("torch.onnx")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)

@@ -1,0 +1,12 @@
+"""The model as it ships inside every saved folder and Hub repository: exactly these files, copied next to
+the weights, which a Hub user loads with ``trust_remote_code=True`` without this package. They import only torch,
+transformers and each other (relative imports; ``pyproject.toml``'s import contracts check it).
+
+* ``configuration_transformer_mt.py``: `TransformerMTConfig`.
+* ``modeling_transformer_mt.py``: the network, as the paper writes it, and its transformers plumbing.
+* ``generation_transformer_mt.py``: its decoding: the output-length rule and the hand-written greedy search.
+* ``pipeline_translation.py``: the ``translation`` pipeline, which translates a text sentence by sentence.
+* ``sentence_splitting.py``: the one sentence splitter, of the pipeline and of the package alike.
+
+This ``__init__`` does not ship; the package's own entry points are ``hf_seq2seq``'s lazy names.
+"""

@@ -1,0 +1,13 @@
+"""The translation service (`hf-seq2seq serve`): a LibreTranslate-compatible HTTP API with dynamic batching.
+
+- `config`: `ServeConfig` (limits, batching, decoding) and the defaults the command line shares; torch-free.
+- `errors`: the errors a request is answered with, or fails on.
+- `worker`: `BatchWorker`, what the service translates with (a `TranslatorWorker` over any engine's
+  `Translator`), and `worker_loader`, which loads a model folder into one.
+- `metrics`: the Prometheus metrics and the middleware that counts HTTP answers.
+- `batcher`: `Batcher`, which merges the sentences of concurrent requests into model batches.
+- `api`: LibreTranslate's request fields, their checks, and error answers.
+- `app`: `create_app`, the Starlette (ASGI) app that uvicorn runs.
+- `ray_serve`: the same app as a Ray Serve deployment (needs the ray extra).
+- `loadtest`: `hf-seq2seq serve-benchmark`'s load test on localhost.
+"""

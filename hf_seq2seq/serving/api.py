@@ -1,0 +1,196 @@
+"""LibreTranslate's API, as the service reads and answers it: the request's fields (a JSON, url-encoded or
+multipart body), their checks (texts, language pair, format, API key, decoding fields, sizes), the
+``/languages`` list, and error answers (``{"error": message}`` with a status)."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import math
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.serving.config import DECODING_FIELDS, ServeConfig
+from hf_seq2seq.serving.errors import ServeError
+from hf_seq2seq.serving.worker import BatchWorker
+
+LANGUAGE_NAMES = {
+    "am": "Amharic", "ar": "Arabic", "bg": "Bulgarian", "da": "Danish", "de": "German", "el": "Greek",
+    "en": "English", "es": "Spanish", "fa": "Persian", "fr": "French", "hi": "Hindi", "hy": "Armenian",
+    "it": "Italian", "ja": "Japanese", "kk": "Kazakh", "mr": "Marathi", "my": "Burmese", "nl": "Dutch",
+    "pl": "Polish", "pt": "Portuguese", "ru": "Russian", "sk": "Slovak", "ur": "Urdu", "zh": "Chinese",
+}  # fmt: skip
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+async def read_fields(request: Request, max_bytes: int) -> dict:
+    """The fields of a JSON, url-encoded or multipart body (a repeated form field ``q`` gives a list)."""
+    body = await read_body(request, max_bytes)
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "application/json" or (not kind and body.lstrip()[:1] in (b"{", b"[")):
+        return json_fields(body)
+    if kind in FORM_TYPES:
+        return await form_fields(request, body)
+    raise ServeError(
+        415,
+        f"unsupported content type {kind!r}: send application/json, application/x-www-form-urlencoded or "
+        "multipart/form-data",
+    )
+
+
+async def read_body(request: Request, max_bytes: int) -> bytes:
+    """The request's body, refused (413) past `max_bytes` before or while it is read, and when empty (400)."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > max_bytes:
+        raise ServeError(413, f"the request body has {length} bytes; the limit is {max_bytes}")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_bytes:
+            raise ServeError(413, f"the request body is over the limit of {max_bytes} bytes")
+    body = bytes(body)
+    if not body.strip():
+        raise ServeError(400, 'empty body: send JSON such as {"q": "Hello!", "source": "en", "target": "fr"}')
+    return body
+
+
+def json_fields(body: bytes) -> dict:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ServeError(400, f"the body is not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise ServeError(400, f"the JSON body must be an object, got {type(data).__name__}")
+    return data
+
+
+async def form_fields(request: Request, body: bytes) -> dict:
+    """The fields of a form `body` (already read from `request`); a repeated ``q`` gives a list."""
+
+    async def replay() -> dict:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    try:
+        form = await Request(request.scope, replay).form()
+    except Exception as error:  # python-multipart's or starlette's parse errors
+        raise ServeError(400, f"the form body cannot be parsed: {error}") from None
+    fields = {}
+    for key in form:
+        values = form.getlist(key)
+        if not all(isinstance(value, str) for value in values):
+            raise ServeError(400, f"form field {key!r} must be text, not a file")
+        fields[key] = values if key == "q" and len(values) > 1 else values[0]
+    return fields
+
+
+def parse_texts(fields: dict) -> tuple[list[str], bool]:
+    """The texts of ``q`` and whether it was a single string."""
+    if "q" not in fields:
+        raise ServeError(400, "missing field q: the text to translate (a string or a list of strings)")
+    q = fields["q"]
+    if isinstance(q, str):
+        return [q], True
+    if isinstance(q, list) and all(isinstance(text, str) for text in q):
+        return q, False
+    raise ServeError(400, f"q must be a string or a list of strings, got {type(q).__name__}")
+
+
+def parse_decoding(fields: dict, config: ServeConfig) -> Decoding:
+    """The server's decoding with the request's decoding fields over it (form fields arrive as text)."""
+    overrides = {}
+    limits = {
+        "num_beams": (int, 1, config.max_beams),
+        "max_new_tokens": (int, 1, config.max_new_tokens),
+        "no_repeat_ngram_size": (int, 0, 16),
+        "length_penalty": (float, -10.0, 10.0),
+    }
+    for name, (kind, low, high) in limits.items():
+        value = fields.get(name)
+        if value is None or value == "":
+            continue
+        try:
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise ValueError
+            number = kind(value)
+            if kind is int and isinstance(value, float) and value != number:
+                raise ValueError
+        except ValueError:
+            raise ServeError(
+                400, f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}"
+            ) from None
+        if not (low <= number <= high) or (kind is float and not math.isfinite(number)):
+            raise ServeError(400, f"{name} must be between {low} and {high}, got {number}")
+        overrides[name] = number
+    decoding = config.decoding
+    if overrides:
+        decoding = Decoding(
+            **({k: getattr(decoding, k) for k in DECODING_FIELDS} | overrides), compile=decoding.compile
+        )
+    return decoding
+
+
+def check_languages(fields: dict, worker: BatchWorker) -> None:
+    source, target = fields.get("source", worker.source_lang), fields.get("target", worker.target_lang)
+    for name, value in (("source", source), ("target", target)):
+        if not isinstance(value, str):
+            raise ServeError(
+                400, f"{name} must be a language code such as {worker.source_lang!r}, got {value!r}"
+            )
+    if source == "auto":  # one source language: nothing to detect
+        source = worker.source_lang
+    if (source, target) != (worker.source_lang, worker.target_lang):
+        raise ServeError(
+            400,
+            f"unknown language pair {source}-{target}: this model translates {worker.source_lang} to "
+            f"{worker.target_lang} only (source {worker.source_lang!r} or 'auto', target {worker.target_lang!r}); "
+            "see GET /languages",
+        )
+
+
+def check_format(fields: dict) -> None:
+    text_format = fields.get("format", "text")
+    if text_format != "text":
+        raise ServeError(
+            400, f"format {text_format!r} is not supported: this server translates plain text ('text')"
+        )
+
+
+def check_api_key(fields: dict, keys: frozenset[str]) -> None:
+    if not keys:
+        return
+    key = fields.get("api_key")
+    if not key:
+        raise ServeError(403, "missing api_key: this server needs an API key in the api_key field")
+    if not isinstance(key, str) or not any(hmac.compare_digest(key.encode(), k.encode()) for k in keys):
+        raise ServeError(403, "invalid API key")
+
+
+def check_texts_size(texts: list[str], config: ServeConfig) -> None:
+    """413 past `max_texts` texts or `max_chars` characters in one request."""
+    if len(texts) > config.max_texts:
+        raise ServeError(413, f"too many texts: {len(texts)}; the limit is {config.max_texts} per request")
+    chars = sum(map(len, texts))
+    if chars > config.max_chars:
+        raise ServeError(413, f"the request has {chars} characters; the limit is {config.max_chars}")
+
+
+def check_sentence_count(sentences: list[str], config: ServeConfig) -> None:
+    """413 for a request with more sentences than the queue holds."""
+    if len(sentences) > config.max_queue_sentences:
+        raise ServeError(
+            413, f"the request has {len(sentences)} sentences; the limit is {config.max_queue_sentences}"
+        )
+
+
+def language_list(worker: BatchWorker) -> list[dict]:
+    """``GET /languages``: the worker's source language with its one target, and the target with none."""
+    codes = [(worker.source_lang, [worker.target_lang]), (worker.target_lang, [])]
+    return [
+        {"code": code, "name": LANGUAGE_NAMES.get(code, code), "targets": targets} for code, targets in codes
+    ]
+
+
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)

@@ -1,0 +1,70 @@
+"""The translation service's settings: `ServeConfig` (limits, batching and decoding, with their defaults), the
+decoding fields a request may set, and the defaults the command line and the Ray Serve deployment share.
+
+Imports neither torch nor transformers: `hf-seq2seq serve --help` builds its flags from this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hf_seq2seq.engines.decoding import Decoding
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 5000  # LibreTranslate's
+DECODING_FIELDS = ("num_beams", "length_penalty", "max_new_tokens", "no_repeat_ngram_size")
+"""The `Decoding` fields a request (or Ray Serve's application arguments) may set over the server's."""
+
+# Ray Serve replicas (`hf_seq2seq.serving.ray_serve.deployment`)
+TARGET_ONGOING_REQUESTS = 32
+"""Autoscaling: requests per replica to aim at (about a full batch)."""
+CPUS_PER_REPLICA = 1.0
+"""CPUs Ray reserves for each replica."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """The service's limits and batching. Sizes count sentences after splitting; `max_chars` counts the
+    characters of all texts of one request."""
+
+    max_batch_sentences: int = 64
+    """Most sentences in one model call."""
+    max_batch_tokens: int = 8192
+    """Most padded source tokens (longest sentence x sentences) in one model call."""
+    max_wait_ms: float = 30.0
+    """How long a batch may wait to fill while the model is idle: counted from the oldest queued request's
+    arrival, or from the end of the last batch when that is later."""
+    arrival_gap_ms: float = 8.0
+    """A batch that is not full leaves once no request has arrived for this long (after a first one). The
+    clients a batch answered take a few ms to send their next requests; this default and `max_wait_ms`'s
+    come from the load test (docs/serving.md)."""
+    max_queue_sentences: int = 2048
+    """Most sentences waiting for a batch; a request that does not fit gets 503 with Retry-After."""
+    max_chars: int = 10_000
+    """Most characters (all texts together) in one request: 413 past it."""
+    max_texts: int = 128
+    """Most texts (``q`` entries) in one request: 413 past it."""
+    max_body_bytes: int = 1 << 20
+    """Largest request body read: 413 past it."""
+    max_beams: int = 8
+    max_new_tokens: int = 512
+    api_keys: frozenset[str] = frozenset()
+    """When not empty, ``/translate`` needs one of these in its ``api_key`` field (403 otherwise)."""
+    decoding: Decoding = field(default_factory=Decoding)
+    """The server's decoding; a request's decoding fields override it."""
+    watch_disconnect: bool = True
+    """Drop the queued sentences of a request whose client disconnected."""
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_batch_sentences",
+            "max_batch_tokens",
+            "max_queue_sentences",
+            "max_chars",
+            "max_texts",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("max_wait_ms", "arrival_gap_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")

@@ -1,0 +1,129 @@
+"""What the service translates with: a `BatchWorker` (a language pair, sentence splitting with lengths in
+model tokens, and one batch call), `TranslatorWorker` over any engine's `Translator`, and `worker_loader`,
+which loads a saved or exported folder into one (with the language pair the folder records,
+`model_languages`)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from hf_seq2seq.data.segmentation import Segmented, split_sentences
+from hf_seq2seq.engines.decoding import Decoding
+
+logger = logging.getLogger(__name__)
+
+
+class BatchWorker:
+    """What the server translates with: a language pair, sentence splitting with lengths in model tokens, and
+    a batch call. Subclass it to translate another way (tests inject slow or failing workers this way)."""
+
+    name = "engine"
+    """The translation engine it runs, as ``/health`` reports it."""
+    source_lang = "en"
+    target_lang = "fr"
+    max_length: int | None = None
+    """Sentences longer than this (by `length`) are cut further by the splitter."""
+
+    def length(self, sentence: str) -> int:
+        """A sentence's length in the model's source tokens."""
+        return len(sentence.split()) + 1
+
+    def segment(self, text: str) -> Segmented:
+        """The sentences of `text` and what lies between them
+        (`hf_seq2seq.data.segmentation.split_sentences`)."""
+        return split_sentences(text, _splitter_language(self.source_lang), self.max_length, self.length)
+
+    def translate(self, sentences: list[str], decoding: Decoding) -> list[str]:
+        """Translations of `sentences`, in order: one model batch. Called from one thread at a time."""
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        return {"engine": self.name, "source": self.source_lang, "target": self.target_lang}
+
+
+class TranslatorWorker(BatchWorker):
+    """Any engine's `hf_seq2seq.engines.base.Translator` (e.g. of
+    `hf_seq2seq.engines.factory.load_translator`), translated by `hf_seq2seq.engines.base.translate`; named by
+    its `engine`, described by its `describe()`."""
+
+    def __init__(self, translator, source_lang: str, target_lang: str):
+        from hf_seq2seq.engines.base import trained_length
+
+        self.translator, tokenizer = translator, translator.tokenizer
+        self.source_lang, self.target_lang, self.name = source_lang, target_lang, translator.engine
+        self.max_length = trained_length(tokenizer)
+        # a fast tokenizer's settings (truncation, padding) live in its Rust object, which the model thread
+        # changes per call: measuring lengths from another thread uses a copy of its own
+        self._length_tokenizer = copy.deepcopy(tokenizer)
+
+    def length(self, sentence: str) -> int:
+        return len(self._length_tokenizer(sentence)["input_ids"])
+
+    def translate(self, sentences: list[str], decoding: Decoding) -> list[str]:
+        from hf_seq2seq.engines.base import translate
+
+        return translate(self.translator, sentences, batch_size=len(sentences), decoding=decoding)
+
+    def describe(self) -> dict:
+        return super().describe() | self.translator.describe()
+
+
+def _splitter_language(language: str) -> str:
+    from hf_seq2seq.data.segmentation import LANGUAGES
+
+    return language if language in LANGUAGES else "en"
+
+
+def model_languages(folder: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """The (source, target) languages a saved folder records: the ``translation_<src>_to_<tgt>`` pipeline
+    task of its ``config.json`` (training registers it), else the ``direction`` of its result files
+    (``test_results.json``, ``eval_report.json``); None when it records none (e.g. a CTranslate2 export)."""
+    folder = Path(folder)
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        config = {}
+    for task in (config.get("custom_pipelines") or {}) if isinstance(config, dict) else ():
+        parts = task.split("_")
+        if len(parts) == 4 and parts[0] == "translation" and parts[2] == "to":
+            return parts[1], parts[3]
+    from hf_seq2seq.evaluation.report import EVAL_REPORT, TRAINING_REPORT
+
+    for name in (TRAINING_REPORT, EVAL_REPORT):
+        try:
+            direction = json.loads((folder / name).read_text(encoding="utf-8")).get("direction", "")
+        except (OSError, ValueError, AttributeError):
+            continue
+        parts = direction.split("-") if isinstance(direction, str) else []
+        if len(parts) == 2 and all(parts):
+            return parts[0], parts[1]
+    return None
+
+
+def worker_loader(
+    folder: str | os.PathLike[str],
+    engine: str = "torch",
+    precision: str = "fp32",
+    languages: tuple[str, str] | None = None,
+    trust_remote_code: bool = False,
+) -> Callable[[], TranslatorWorker]:
+    """A function that loads `folder` with `hf_seq2seq.engines.factory.load_translator` (`engine`,
+    `precision`) into a `TranslatorWorker` (the server calls it in the background, answering 503 until it
+    returns). `languages` is the (source, target) pair; default: what the folder records
+    (`model_languages`), else en-fr."""
+
+    def load() -> TranslatorWorker:
+        from hf_seq2seq.engines.factory import load_translator
+
+        pair = languages or model_languages(folder)
+        if pair is None:
+            logger.warning("%s records no language pair; serving it as en-fr (set --languages)", folder)
+            pair = ("en", "fr")
+        return TranslatorWorker(load_translator(folder, engine, precision, trust_remote_code), *pair)
+
+    return load

@@ -1,0 +1,110 @@
+"""The flags of `hf-seq2seq train` beyond `Seq2SeqTrainingArguments`: the network and tokenizer, the data, and
+what follows training, as the dataclasses that `HfArgumentParser` reads (`hf_seq2seq.cli.train`) and
+`hf_seq2seq.training.recipe.run` takes. The defaults of each preset are in `hf_seq2seq.training.presets`."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ModelArguments:
+    """The network and its tokenizer (sizes use the Marian/BART names of `TransformerMTConfig`)."""
+
+    preset: str = field(default="cpu", metadata={"help": "named defaults: cpu, cpu-long, gpu, tiny"})
+    model_name_or_path: str | None = field(default=None, metadata={"help": "fine-tune a saved model folder"})
+    tokenizer_name_or_path: str | None = field(default=None, metadata={"help": "reuse a saved tokenizer"})
+    vocab_size: int = field(default=8000, metadata={"help": "subword vocabulary when training a tokenizer"})
+    tokenizer_model: str = field(default="bpe", metadata={"help": "bpe or unigram"})
+    tokenizer_sample: int | None = field(
+        default=None,
+        metadata={"help": "train the tokenizer on the first this many pairs (set it when streaming)"},
+    )
+    d_model: int = 512
+    encoder_layers: int = 6
+    decoder_layers: int = 6
+    attention_heads: int = field(default=8, metadata={"help": "heads of every attention sub-layer"})
+    ffn_dim: int = field(default=2048, metadata={"help": "inner size of every feed-forward sub-layer"})
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    normalize_before: bool = field(default=False, metadata={"help": "pre-LN instead of the paper's post-LN"})
+    max_position_embeddings: int = 256
+
+
+@dataclass
+class DataArguments:
+    """Where the pairs come from and how they are cut."""
+
+    dataset: str = field(
+        default="fra-eng",
+        metadata={
+            "help": "'fra-eng' (Tatoeba, downloaded or --data_path), a Hub dataset or a local file or folder; "
+            "several, comma-separated, train on all of them (validation/test: the first's, or --eval_dataset)"
+        },
+    )
+    dataset_config: str | None = field(
+        default=None,
+        metadata={"help": "Hub dataset config, e.g. fr-en; with several datasets, comma-separated, one each"},
+    )
+    dataset_probabilities: str | None = field(
+        default=None,
+        metadata={
+            "help": "with several datasets: interleave their train pairs, drawing from each with these "
+            "comma-separated probabilities (e.g. 0.8,0.2) until all are read once; without: one after the other"
+        },
+    )
+    eval_dataset: str | None = field(
+        default=None,
+        metadata={"help": "take validation/test from this dataset instead of the first of --dataset"},
+    )
+    data_path: str | None = field(default=None, metadata={"help": "local fra.txt or fra-eng.zip for fra-eng"})
+    source_lang: str = "en"
+    target_lang: str = "fr"
+    streaming: bool = field(
+        default=False,
+        metadata={
+            "help": "stream the train split (needs --max_steps; each process reads its own part of it)"
+        },
+    )
+    shuffle_buffer: int = field(
+        default=10_000,
+        metadata={
+            "help": "with --streaming: shuffle the train stream through a buffer of this many pairs, and the "
+            "order of its data files, anew each epoch (0: read in file order)"
+        },
+    )
+    max_source_length: int = 64
+    max_target_length: int = 64
+    max_train_samples: int | None = None
+    max_eval_samples: int | None = field(default=None, metadata={"help": "validation sources used for BLEU"})
+    max_test_samples: int | None = None
+    max_train_minutes: float | None = field(
+        default=None,
+        metadata={"help": "stop training (with a last evaluation and checkpoint) after this long"},
+    )
+    lr_decay_to_budget: bool = field(
+        default=False,
+        metadata={
+            "help": "with --max_train_minutes: after warmup, decay the learning rate linearly to 0 at the end of "
+            "the time budget (replaces --lr_scheduler_type)"
+        },
+    )
+
+
+@dataclass
+class FinalArguments:
+    """What follows training: checkpoint averaging, and how the test split is decoded (the saved
+    generation_config.json stays greedy)."""
+
+    average_last: int | None = field(
+        default=None,
+        metadata={
+            "help": "save the average of the weights of the last N checkpoints as the model (instead of the "
+            "best checkpoint); keeps at least N + 1 checkpoints"
+        },
+    )
+    num_beams: int | None = field(
+        default=None, metadata={"help": "beams for the test evaluation (1: greedy)"}
+    )
+    length_penalty: float | None = field(default=None, metadata={"help": "beam score / length**this"})
+    max_new_tokens: int | None = field(
+        default=None, metadata={"help": "a fixed length limit for the test translations, instead of a*S+b"}
+    )

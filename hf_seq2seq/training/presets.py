@@ -1,0 +1,118 @@
+"""The named presets of `hf-seq2seq train --preset`, as data: the defaults each one sets.
+
+A preset's keys are fields of the dataclasses of `hf_seq2seq.training.arguments` or of
+`Seq2SeqTrainingArguments`; `hf_seq2seq.cli.train` sets them as the parser's defaults, so any flag given
+explicitly wins. docs/results.md has what the CPU presets' models score.
+"""
+
+import torch
+
+from hf_seq2seq.engines.cpu_features import cpu_supports
+
+# What every preset shares: validation BLEU picks the best checkpoint, the paper's optimiser settings.
+_COMMON = dict(
+    eval_strategy="steps",
+    save_strategy="steps",
+    load_best_model_at_end=True,
+    metric_for_best_model="bleu",
+    greater_is_better=True,
+    save_total_limit=2,
+    predict_with_generate=True,
+    lr_scheduler_type="inverse_sqrt",
+    label_smoothing_factor=0.1,
+    weight_decay=0.0,
+    adam_beta2=0.98,
+    max_grad_norm=1.0,
+    train_sampling_strategy="group_by_length",
+    report_to="none",
+    logging_steps=50,
+    dataloader_num_workers=0,
+    dataloader_pin_memory=torch.cuda.is_available(),  # pinning without a GPU only warns
+)
+
+
+# A small model and short sequences for a few CPU cores, trained for a time budget instead of an epoch count.
+_CPU = dict(
+    _COMMON,
+    output_dir="runs/cpu",
+    vocab_size=8000,
+    d_model=256,
+    encoder_layers=3,
+    decoder_layers=3,
+    attention_heads=4,
+    ffn_dim=1024,
+    dropout=0.05,
+    max_source_length=48,
+    max_target_length=48,
+    max_eval_samples=600,
+    max_train_minutes=22.0,
+    num_beams=6,  # the test evaluation decodes with beam search, which scores above greedy (docs/results.md)
+    lr_decay_to_budget=True,
+    num_train_epochs=20,
+    per_device_train_batch_size=128,
+    per_device_eval_batch_size=128,
+    learning_rate=2e-3,
+    warmup_steps=500,
+    eval_steps=800,
+    save_steps=800,
+    # autocast with fp32 master weights, only where the CPU has bf16 matmuls (avx512_bf16/AMX): without them
+    # (e.g. AVX2-only CPUs) a bf16 training step is far slower than fp32 (docs/results.md)
+    bf16=cpu_supports("avx512_bf16") or cpu_supports("amx_tile"),
+    use_cpu=not torch.cuda.is_available(),
+)
+PRESETS: dict[str, dict] = {
+    "cpu": _CPU,
+    # the same model and recipe for a longer time budget: more data seen, a little more dropout
+    "cpu-long": dict(
+        _CPU,
+        output_dir="runs/cpu-long",
+        dropout=0.1,
+        max_train_minutes=50.0,
+        eval_steps=2000,
+        save_steps=2000,
+    ),
+    # the paper's base model for one GPU
+    "gpu": dict(
+        _COMMON,
+        output_dir="runs/gpu",
+        vocab_size=16000,
+        d_model=512,
+        encoder_layers=6,
+        decoder_layers=6,
+        attention_heads=8,
+        ffn_dim=2048,
+        dropout=0.1,
+        num_train_epochs=30,
+        per_device_train_batch_size=256,
+        per_device_eval_batch_size=256,
+        learning_rate=1e-3,
+        warmup_steps=4000,
+        eval_steps=2000,
+        save_steps=2000,
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
+        dataloader_num_workers=4,
+    ),
+    # seconds-long runs for tests and smoke checks
+    "tiny": dict(
+        _COMMON,
+        output_dir="runs/tiny",
+        vocab_size=300,
+        d_model=64,
+        encoder_layers=2,
+        decoder_layers=2,
+        attention_heads=4,
+        ffn_dim=128,
+        dropout=0.0,
+        max_source_length=24,
+        max_target_length=24,
+        num_train_epochs=40,
+        per_device_train_batch_size=16,
+        per_device_eval_batch_size=64,
+        learning_rate=3e-3,
+        warmup_steps=30,
+        eval_steps=100,
+        save_steps=100,
+        logging_steps=10,
+        disable_tqdm=True,
+    ),
+}

@@ -1,0 +1,133 @@
+"""The `Seq2SeqTrainer` subclasses of `hf-seq2seq train` and the function that builds the one a run needs.
+
+`TranslationTrainer` validates with the saved length rule and leaves the model's generation config alone;
+`TimeBudgetSeq2SeqTrainer` adds the learning-rate schedule of `hf_seq2seq.training.time_budget`.
+"""
+
+import copy
+from collections.abc import Callable
+
+import torch
+from datasets import Dataset, IterableDataset
+from transformers import (
+    DataCollatorForSeq2Seq,
+    EvalPrediction,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+)
+from transformers.trainer_callback import ProgressCallback
+
+from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
+from hf_seq2seq.training.arguments import DataArguments
+from hf_seq2seq.training.time_budget import TimeBudgetCallback, TimeBudgetProgress, TimeBudgetSchedule
+
+
+class TranslationTrainer(Seq2SeqTrainer):
+    """A `Seq2SeqTrainer` whose validation decodes with the saved length rule, for any model, and that leaves
+    the model's generation config as it was.
+
+    The length rule (`max_length_a`, `max_length_b` of the generation config) is known to this package's
+    model's `generate()` only: `prediction_step` passes its limit for the batch as `max_new_tokens` to any
+    model (the same limit that our `generate()` would set itself), unless the call sets a length.
+
+    `Seq2SeqTrainer.prediction_step` fills transformers' defaults into `model.generation_config` (`max_length=20`
+    and all the rest); saved with the model, they would clash with the length rule in every later `generate()`.
+    """
+
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
+        if self.args.predict_with_generate and not prediction_loss_only:
+            gen_kwargs = self.length_rule_kwargs(inputs, gen_kwargs)
+        saved = copy.deepcopy(self.model.generation_config)
+        try:
+            return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys, **gen_kwargs)
+        finally:
+            self.model.generation_config = saved
+
+    def length_rule_kwargs(self, inputs: dict, gen_kwargs: dict) -> dict:
+        """The `generate()` arguments of `Seq2SeqTrainer.prediction_step` (the call's own, else those that
+        `evaluate()`/`predict()` stored), with `max_new_tokens` from the saved length rule for the batch's padded
+        source length, unless they set a length or the generation config has no rule."""
+        if not gen_kwargs and hasattr(self, "_gen_kwargs"):
+            gen_kwargs = self._gen_kwargs
+        gen_kwargs = {key: value for key, value in gen_kwargs.items() if value is not None}
+        if {"max_new_tokens", "max_length"} & set(gen_kwargs) or "input_ids" not in inputs:
+            return gen_kwargs
+        limit = length_rule_limit(self.model.generation_config, inputs["input_ids"].shape[-1])
+        return gen_kwargs | ({"max_new_tokens": limit} if limit is not None else {})
+
+    def without_unsaved_missing_keys(self, load_result):
+        """`load_result` (of `load_state_dict`) without its missing keys when all of them are weights that a
+        checkpoint leaves out on purpose: the tied copies of the embedding (saved once), which are tied again,
+        and what the model does not save (`_keys_to_ignore_on_save`, e.g. Marian's sinusoidal positions),
+        which the model keeps."""
+        tied = set(getattr(self.model, "all_tied_weights_keys", {}))
+        unsaved = set(getattr(self.model, "_keys_to_ignore_on_save", None) or ())
+        if load_result.missing_keys and set(load_result.missing_keys) <= tied | unsaved:
+            self.model.tie_weights()
+            load_result = load_result._replace(missing_keys=[])
+        return load_result
+
+    def _issue_warnings_after_load(self, load_result) -> None:
+        """Loading a checkpoint (the best one at the end, or the one resumed): report only the keys that are
+        really missing (see `without_unsaved_missing_keys`), not those the Trainer would call missing.
+
+        This overrides a private method of transformers' `Trainer`: no public hook sees the load result before
+        the Trainer reports it, and the alternatives change more (loading the best checkpoint ourselves would
+        replace `--load_best_model_at_end`; a logging filter would depend on the warning's text). It is
+        guarded like the shipped model's private calls: the base method is called only where it exists, so a
+        transformers release without it (which then no longer calls it either) trains as before, and one that
+        renames it only brings the spurious warning back (tests/test_training.py checks both).
+        """
+        load_result = self.without_unsaved_missing_keys(load_result)
+        issue_warnings = getattr(super(), "_issue_warnings_after_load", None)
+        if issue_warnings is not None:
+            issue_warnings(load_result)
+
+
+class TimeBudgetSeq2SeqTrainer(TranslationTrainer):
+    """A `Seq2SeqTrainer` that stops when `budget` runs out and whose learning rate follows `TimeBudgetSchedule`."""
+
+    def __init__(self, *args, budget: TimeBudgetCallback, **kwargs):
+        super().__init__(*args, callbacks=[budget], **kwargs)
+        self.budget = budget
+
+    def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
+        if self.lr_scheduler is None:
+            schedule = TimeBudgetSchedule(self.args.get_warmup_steps(num_training_steps), self.budget)
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, schedule)
+        return self.lr_scheduler
+
+
+def build_trainer(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    data_args: DataArguments,
+    training_args: Seq2SeqTrainingArguments,
+    train: Dataset | IterableDataset,
+    validation: Dataset | None,
+    compute_metrics: Callable[[EvalPrediction], dict[str, float]] | None,
+) -> TranslationTrainer:
+    """The Trainer of a run: with `--max_train_minutes`, one that stops when the time is up (and shows the time
+    in its progress bar), whose learning rate decays to the budget's end with `--lr_decay_to_budget`."""
+    trainer_kwargs: dict = {}
+    budget = None
+    if data_args.max_train_minutes:
+        budget = TimeBudgetCallback(data_args.max_train_minutes)
+        trainer_kwargs = {"budget": budget} if data_args.lr_decay_to_budget else {"callbacks": [budget]}
+    trainer_class = TimeBudgetSeq2SeqTrainer if "budget" in trainer_kwargs else TranslationTrainer
+    trainer = trainer_class(
+        model=model,
+        args=training_args,
+        train_dataset=train,
+        eval_dataset=validation,
+        processing_class=tokenizer,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, pad_to_multiple_of=None),
+        compute_metrics=compute_metrics,
+        **trainer_kwargs,
+    )
+    if budget is not None and not training_args.disable_tqdm:
+        trainer.remove_callback(ProgressCallback)
+        trainer.add_callback(TimeBudgetProgress(budget))
+    return trainer
