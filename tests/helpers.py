@@ -16,6 +16,7 @@ from transformers import PreTrainedTokenizerFast
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.data.tokenization import train_tokenizer
+from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.evaluation.report import EvalReport
 from hf_seq2seq.models.folder import register_pipeline, save_model_folder
 from hf_seq2seq.training.saved_decoding import greedy_generation_config
@@ -309,3 +310,72 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
+
+
+class WordTranslator(Translator):
+    """A fake engine that translates word by word with a lexicon (source word -> target words; unknown words
+    copied; punctuation and a leading capital kept), writes an adjective of `adjectives` after the word that
+    follows it ("red cat" -> "chat rouge"), and aligns exactly what it did: for tests of what is built on
+    translations and alignments (glossaries, markup, documents), whatever a model would say."""
+
+    engine = "words"
+    precision = "fp32"
+    parameters = 0
+    max_source_length = 32
+
+    def __init__(self, lexicon: dict[str, str], adjectives: frozenset[str] = frozenset()):
+        self.lexicon, self.adjectives = lexicon, adjectives
+        self.tokenizer = tiny_tokenizer()
+        self.calls: list[list[str]] = []
+
+    def translate_word(self, word: str) -> list[str]:
+        core = word.strip(".,;:!?\"'()")
+        lead, trail = (
+            word[: word.index(core)] if core else word,
+            word[word.index(core) + len(core) :] if core else "",
+        )
+        out = self.lexicon.get(core.lower(), core).split()
+        if core[:1].isupper():
+            out[0] = out[0][:1].upper() + out[0][1:]
+        out[0], out[-1] = lead + out[0], out[-1] + trail
+        return out
+
+    def translate_with_alignment(self, sentence: str) -> tuple[str, list[tuple[int, int]]]:
+        source = sentence.split()
+        order = list(range(len(source)))
+        for i in range(len(source) - 1):
+            if source[order[i]].strip(".,;:!?").lower() in self.adjectives:
+                order[i], order[i + 1] = order[i + 1], order[i]
+        target, pairs = [], []
+        for position, i in enumerate(order):  # punctuation stays where it was written
+            core = source[i].strip(".,;:!?")
+            written = (
+                source[position].replace(source[position].strip(".,;:!?"), core, 1) if core else source[i]
+            )
+            for word in self.translate_word(written):
+                pairs.append((i, len(target)))
+                target.append(word)
+        return " ".join(target), sorted(pairs)
+
+    def translate_sentences(
+        self, sentences, batch_size=64, decoding=None, max_source_length=None, progress=False
+    ):
+        self.calls.append(list(sentences))
+        return [self.translate_with_alignment(s)[0] if s.strip() else "" for s in sentences]
+
+    def align(self, sources, targets, batch_size=64, layer=None, shift=1):
+        out = []
+        for source, target in zip(sources, targets, strict=True):
+            translation, pairs = self.translate_with_alignment(source)
+            out.append(
+                pairs
+                if translation == target
+                else [(j, j) for j in range(min(len(source.split()), len(target.split())))]
+            )
+        return out
+
+    @property
+    def generation_config(self):
+        from transformers import GenerationConfig
+
+        return GenerationConfig()

@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hf_seq2seq.engines.alignment import DEFAULT_LAYER, DEFAULT_SHIFT, Alignment
 from hf_seq2seq.engines.decoding import Decoding
 
 if TYPE_CHECKING:
@@ -33,6 +34,10 @@ TORCH_PRECISIONS = ("fp32", "bf16", "int8")
 """Inference precisions (`hf_seq2seq.engines.torch_engine.set_precision`): fp32 as trained, bf16 weights, int8 weights of the Linear layers."""
 FULL_PRECISIONS = ("fp32", "float32")
 """The precision names of unreduced weights (torch's, CTranslate2's): a report names any other precision."""
+
+
+class UnsupportedFeature(ValueError):
+    """What an engine cannot do (e.g. word alignments on an engine that does not expose attention)."""
 
 
 class Translator(ABC):
@@ -72,6 +77,24 @@ class Translator(ABC):
         `self.max_source_length`) is truncated with a warning; each translation is at most the saved length
         rule `max_length_a * S + max_length_b` new tokens (S: the batch's longest source) unless `decoding`
         sets `max_new_tokens`; the saved decoding unless `decoding` overrides it."""
+
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        batch_size: int = 64,
+        layer: int | None = DEFAULT_LAYER,
+        shift: int = DEFAULT_SHIFT,
+    ) -> list[Alignment]:
+        """The word alignment of each `(source, target)` pair (`hf_seq2seq.engines.alignment`): the target as
+        the model reads it when forced to produce it, so the alignment of a translation the model made is the
+        attention it had while making it. `layer` picks the decoder layer whose cross-attention (heads
+        averaged) is read (None: the mean of all layers), `shift` which step stands for a target token.
+        Engines that cannot read the model's attention raise `UnsupportedFeature`."""
+        raise UnsupportedFeature(
+            f"the {self.engine} engine gives no word alignments (needed for --alignments, markup and glossaries): "
+            "use the torch engine with the model folder"
+        )
 
     def settings(self, decoding: Decoding | None = None) -> dict:
         """The decoding used, for a report: the saved `generation_config` with `decoding`'s overrides."""

@@ -17,6 +17,13 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from hf_seq2seq.engines.alignment import (
+    DEFAULT_LAYER,
+    DEFAULT_SHIFT,
+    Alignment,
+    attention_alignment,
+    token_words,
+)
 from hf_seq2seq.engines.base import TORCH_PRECISIONS, Translator
 from hf_seq2seq.engines.cpu_features import cpu_supports
 from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
@@ -157,6 +164,78 @@ class TorchTranslator(Translator):
             max_source_length,
             progress,
         )
+
+    @torch.inference_mode()
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        batch_size: int = 64,
+        layer: int | None = DEFAULT_LAYER,
+        shift: int = DEFAULT_SHIFT,
+    ) -> list[Alignment]:
+        return align_with_attention(self.model, self.tokenizer, sources, targets, batch_size, layer, shift)
+
+
+def align_with_attention(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    batch_size: int = 64,
+    layer: int | None = DEFAULT_LAYER,
+    shift: int = DEFAULT_SHIFT,
+) -> list[Alignment]:
+    """Word alignments of `(source, target)` pairs from one teacher-forced forward pass per batch: the decoder
+    reads `[decoder start] + target tokens`, the cross-attention of `layer` (None: all layers), heads averaged,
+    goes to `attention_alignment`. Sources and targets are cut to the model's positions."""
+    if len(sources) != len(targets):
+        raise ValueError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
+    limit = model.config.max_position_embeddings
+    start = model.generation_config.decoder_start_token_id
+    out: list[Alignment] = [[] for _ in sources]
+    todo = [i for i, (s, t) in enumerate(zip(sources, targets, strict=True)) if s.strip() and t.strip()]
+    for first in range(0, len(todo), batch_size):
+        index = todo[first : first + batch_size]
+        source = tokenizer(
+            [sources[i] for i in index], max_length=limit, truncation=True, return_offsets_mapping=True
+        )
+        target = tokenizer(
+            text_target=[targets[i] for i in index], max_length=limit - 1, truncation=True,
+            return_offsets_mapping=True,
+        )  # fmt: skip
+        source_ids = [ids for ids in source["input_ids"]]
+        decoder_ids = [[start, *ids] for ids in target["input_ids"]]
+        pad = tokenizer.pad_token_id
+        width, height = max(map(len, source_ids)), max(map(len, decoder_ids))
+        input_ids = torch.tensor(
+            [ids + [pad] * (width - len(ids)) for ids in source_ids], device=model.device
+        )
+        decoder_input_ids = torch.tensor(
+            [ids + [pad] * (height - len(ids)) for ids in decoder_ids], device=model.device
+        )
+        attention_mask = (
+            torch.arange(width, device=model.device)[None]
+            < torch.tensor([len(i) for i in source_ids], device=model.device)[:, None]
+        ).long()
+        cross = model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            decoder_input_ids=decoder_input_ids,
+            output_attentions=True,
+            use_cache=False,
+        ).cross_attentions  # layers x (B, H, T, S)
+        weights = (
+            torch.stack(cross if layer is None else (cross[layer],)).float().mean(dim=(0, 2))
+        )  # (B, T, S)
+        for row, i in enumerate(index):
+            out[i] = attention_alignment(
+                weights[row].tolist(),
+                token_words(source["offset_mapping"][row], sources[i]),
+                token_words(target["offset_mapping"][row], targets[i]),
+                shift,
+            )
+    return out
 
 
 def generate_translations(

@@ -1,0 +1,121 @@
+"""Word alignments: which source words each target word translates, read from the model's cross-attention.
+
+A word is a whitespace-separated token of the text as written (the words of fast_align, Marian and the
+Pharaoh format: `"chanson."` is one word, a French `"?"` written apart is another). An alignment is a sorted
+list of `(source word, target word)` index pairs, written as Pharaoh `i-j` pairs (`pharaoh`).
+
+`attention_alignment` turns one sentence pair's cross-attention (target tokens x source tokens, heads
+averaged) into word pairs. The rule, measured against a hand-made gold set in docs/alignment.md:
+
+* the row of a target token is the attention of the decoder step whose *input* is that token (the step that
+  predicts the next token: "shift" in Chen et al. 2020, "Accurate Word Alignment Induction from Neural
+  Machine Translation"), rather than of the step that predicts it;
+* the source's end-of-sentence token, where attention rests when it has nowhere better to go, is left out;
+* each target token is aligned to the source token it attends to most, and token pairs become word pairs.
+
+This module imports neither torch nor an engine's package: the torch engine (`TorchTranslator.align`) runs
+the model and hands the attention here as nested lists or a numpy array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Alignment = list[tuple[int, int]]
+"""Sorted `(source word, target word)` index pairs."""
+
+ALIGNMENT_SHIFTS = (0, 1)
+"""Which decoder step's attention stands for a target token: 0 = the step that predicts it, 1 = the step
+whose input it is (the default, `DEFAULT_SHIFT`)."""
+DEFAULT_SHIFT = 1
+DEFAULT_LAYER: int | None = -2
+"""The decoder layer whose cross-attention is read (heads averaged); None: all layers averaged."""
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """The `(start, end)` character spans of the whitespace-separated words of `text`."""
+    spans, start = [], None
+    for i, char in enumerate(text):
+        if char.isspace():
+            if start is not None:
+                spans.append((start, i))
+                start = None
+        elif start is None:
+            start = i
+    if start is not None:
+        spans.append((start, len(text)))
+    return spans
+
+
+def words(text: str) -> list[str]:
+    """The whitespace-separated words of `text` (what the indices of an `Alignment` count)."""
+    return text.split()
+
+
+def token_words(offsets: Sequence[tuple[int, int]], text: str) -> list[int | None]:
+    """For each token (given by its character `offsets` into `text`), the index of the word it belongs to;
+    None for a token with no characters (special tokens such as `</s>`)."""
+    spans = word_spans(text)
+    out: list[int | None] = []
+    word = 0
+    for start, end in offsets:
+        if end <= start:
+            out.append(None)
+            continue
+        while word < len(spans) and spans[word][1] <= start:
+            word += 1
+        if word < len(spans) and spans[word][0] < end:
+            out.append(word)
+        else:  # a token of whitespace only (the Metaspace marker alone): its next word's
+            out.append(word if word < len(spans) else None)
+    return out
+
+
+def attention_alignment(
+    attention: Sequence[Sequence[float]],
+    source_words: Sequence[int | None],
+    target_words: Sequence[int | None],
+    shift: int = DEFAULT_SHIFT,
+) -> Alignment:
+    """Word pairs of one sentence pair from its cross-attention.
+
+    `attention` has one row per decoder input position, `[decoder start] + target tokens`, so
+    `len(target_words) + 1` rows, and one column per source token; `source_words` / `target_words` map the
+    tokens to words (`token_words`; None: a special token, never aligned). With `shift` 1 a target token's
+    row is the step whose input it is (row t + 1), with 0 the step that predicts it (row t)."""
+    if shift not in ALIGNMENT_SHIFTS:
+        raise ValueError(f"shift must be one of {ALIGNMENT_SHIFTS}, got {shift}")
+    columns = [s for s, word in enumerate(source_words) if word is not None]
+    pairs = set()
+    if not columns:
+        return []
+    for t, target_word in enumerate(target_words):
+        if target_word is None:
+            continue
+        row = attention[t + shift]
+        best = max(columns, key=lambda s: row[s])
+        pairs.add((source_words[best], target_word))
+    return sorted(pairs)
+
+
+def pharaoh(alignment: Alignment) -> str:
+    """`alignment` in the Pharaoh format: `"0-0 1-2 2-1"` (source index first)."""
+    return " ".join(f"{i}-{j}" for i, j in alignment)
+
+
+def parse_pharaoh(line: str) -> Alignment:
+    """The pairs of a Pharaoh line (`"0-0 1-2"`; `p` links written `0p1` count as pairs too)."""
+    pairs = []
+    for item in line.split():
+        i, sep, j = item.replace("p", "-").partition("-")
+        if not sep:
+            raise ValueError(f"not a Pharaoh pair: {item!r} (expected i-j)")
+        pairs.append((int(i), int(j)))
+    return sorted(set(pairs))
+
+
+def alignment_error_rate(predicted: Sequence[Alignment], gold: Sequence[Alignment]) -> float:
+    """AER (Och & Ney 2003) over a corpus with sure links only: 1 - 2|A∩S| / (|A| + |S|)."""
+    hits = sum(len(set(a) & set(s)) for a, s in zip(predicted, gold, strict=True))
+    total = sum(len(a) + len(s) for a, s in zip(predicted, gold, strict=True))
+    return 1.0 - 2.0 * hits / total if total else 0.0

@@ -1,0 +1,91 @@
+"""Translating texts with their word alignments, and with a glossary: what markup, documents, `translate
+--alignments` and `--glossary` build on.
+
+`translate_aligned` cuts each text into sentences (as `hf_seq2seq.engines.base.translate` does), translates all
+sentences of all texts in one batched call, aligns the sentences that need it (`Translator.align`: all of them
+when alignments are asked for, else only those where a glossary term occurs), puts the glossary's terms in, and
+joins each text back with its own spacing. Word indices count the whitespace words of the whole text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hf_seq2seq.data.segmentation import split_sentences
+from hf_seq2seq.engines.alignment import Alignment, words
+from hf_seq2seq.engines.base import Translator
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.formats.glossary import Glossary, apply_terms
+from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
+
+
+@dataclass(frozen=True)
+class AlignedTranslation:
+    """A text, its translation, and which source words each target word translates (`(source word, target
+    word)` pairs over `source.split()` and `target.split()`; None where no alignment was made)."""
+
+    source: str
+    target: str
+    alignment: Alignment | None
+
+
+def translate_aligned(
+    translator: Translator,
+    texts: Sequence[str],
+    *,
+    batch_size: int = 64,
+    decoding: Decoding | None = None,
+    source_lang: str = "en",
+    glossary: Glossary | None = None,
+    alignments: bool = True,
+    split: bool = True,
+    progress: bool = False,
+) -> list[AlignedTranslation]:
+    """Translations of `texts` (see the module docstring); `alignments` False aligns only what the glossary
+    needs and returns `alignment` None. A glossary needs an engine that aligns (the torch engine):
+    `Translator.align` raises `hf_seq2seq.engines.base.UnsupportedFeature` on the others."""
+    tokenizer = translator.tokenizer
+
+    def length(sentence: str) -> int:
+        return len(tokenizer(sentence, verbose=False)["input_ids"])
+
+    if split:
+        segmented = [split_sentences(text, source_lang, trained_length(tokenizer), length) for text in texts]
+        pieces = [(list(s.sentences), s) for s in segmented]
+    else:
+        pieces = [([text] if text.strip() else [], None) for text in texts]
+    sentences = [sentence for parts, _ in pieces for sentence in parts]
+    translations = translator.translate_sentences(sentences, batch_size, decoding, progress=progress)
+    matches = [glossary.find_terms(s) if glossary else [] for s in sentences]
+    todo = [i for i, found in enumerate(matches) if alignments or found]
+    aligned: list[Alignment | None] = [None] * len(sentences)
+    if todo:
+        for i, pairs in zip(
+            todo,
+            translator.align([sentences[i] for i in todo], [translations[i] for i in todo], batch_size),
+            strict=True,
+        ):
+            aligned[i] = pairs
+            if matches[i]:
+                translations[i], aligned[i] = apply_terms(translations[i], pairs, matches[i])
+    out, position = [], 0
+    for text, (parts, segmented) in zip(texts, pieces, strict=True):
+        n = len(parts)
+        done = translations[position : position + n]
+        target = segmented.join(done) if segmented is not None else (done[0] if done else "")
+        alignment = _joined([parts, done, aligned[position : position + n]]) if alignments else None
+        out.append(AlignedTranslation(text, target, alignment))
+        position += n
+    return out
+
+
+def _joined(parts: list) -> Alignment:
+    """One text's alignment from its sentences' (word indices offset by the words of the sentences before)."""
+    sources, targets, alignments = parts
+    pairs, source_offset, target_offset = [], 0, 0
+    for source, target, alignment in zip(sources, targets, alignments, strict=True):
+        pairs += [(i + source_offset, j + target_offset) for i, j in alignment or []]
+        source_offset += len(words(source))
+        target_offset += len(words(target))
+    return sorted(pairs)

@@ -1,0 +1,294 @@
+"""Translating HTML: the text people read is translated, everything else is kept byte for byte.
+
+The document is read by the standard library's HTML parser (`html.parser.HTMLParser`, the tokenizer of the
+HTML spec's shapes: tags, attributes, character references, comments, raw-text elements), which reports where
+each piece starts, so that every piece is kept or replaced as the exact bytes it was written with:
+
+* Tags, attributes, comments, doctypes, and the content of `KEPT_ELEMENTS` (`<script>`, `<style>`, `<code>`,
+  `<pre>`, ...) are copied as written; so is whitespace between blocks.
+* A run of text and inline elements (`INLINE_ELEMENTS`: `<b>`, `<i>`, `<a href>`, `<span>`, ... and images,
+  `<img>`) between block boundaries is one passage: its text is translated sentence by sentence, and its inline
+  elements are placed around the target words aligned to the words they wrapped (`hf_seq2seq.formats.spans`),
+  their tags as written. An inline element opened in one passage and closed in another stays where it is.
+* The attributes users read (`TRANSLATED_ATTRIBUTES`: `alt`, `title`, `placeholder`, `aria-label`) are
+  translated in place; the rest of their tag is kept as written.
+* Translated text is written with `&`, `<` and `>` escaped (and the quote, in an attribute value).
+
+The output has the tags of its input, each once; well-formed input gives well-formed output.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html.parser import HTMLParser, attrfind_tolerant, tagfind_tolerant
+
+from hf_seq2seq.engines.base import Translator
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.formats.aligned import translate_aligned
+from hf_seq2seq.formats.glossary import Glossary
+from hf_seq2seq.formats.spans import Span, project_spans, render_spans
+
+INLINE_ELEMENTS = frozenset(
+    "a abbr b bdi bdo cite data del dfn em font i ins label mark q s small span strike strong sub sup time tt u".split()
+)
+"""Elements that sit inside a sentence: translated with it and moved with the words they wrap."""
+INLINE_VOID_ELEMENTS = frozenset({"img"})
+"""Empty inline elements moved with the word before them."""
+KEPT_ELEMENTS = frozenset("script style code pre kbd samp var textarea svg math template".split())
+"""Elements whose content is kept as written (code, not prose)."""
+TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
+"""Attribute values that people read, translated in place."""
+FINAL_PUNCTUATION = ".!?…:;"
+
+
+@dataclass
+class Piece:
+    """One piece of the document: its `kind` ("text", "start", "end", "startend", "other"), the element's
+    `tag`, its decoded text (for text), and `raw`, the bytes it was written with."""
+
+    kind: str
+    raw: str
+    tag: str = ""
+    text: str = ""
+    attrs: list = field(default_factory=list)
+
+
+class _Reader(HTMLParser):
+    """Cuts a document into `Piece`s, each with the exact text it was written with."""
+
+    def __init__(self, document: str):
+        super().__init__(convert_charrefs=True)
+        self.document = document
+        lines = document.splitlines(keepends=True)
+        self.line_starts = [0]
+        for line in lines:
+            self.line_starts.append(self.line_starts[-1] + len(line))
+        self.found: list[tuple[int, Piece]] = []
+
+    def _add(self, piece: Piece) -> None:
+        line, column = self.getpos()
+        self.found.append((self.line_starts[line - 1] + column, piece))
+
+    def handle_starttag(self, tag, attrs):
+        self._add(Piece("start", "", tag, attrs=attrs))
+
+    def handle_startendtag(self, tag, attrs):
+        self._add(Piece("startend", "", tag, attrs=attrs))
+
+    def handle_endtag(self, tag):
+        self._add(Piece("end", "", tag))
+
+    def handle_data(self, data):
+        self._add(Piece("text", "", text=data))
+
+    def handle_comment(self, data):
+        self._add(Piece("other", ""))
+
+    handle_decl = handle_pi = unknown_decl = handle_comment
+
+    def pieces(self) -> list[Piece]:
+        self.feed(self.document)
+        self.close()
+        out = []
+        for k, (start, piece) in enumerate(self.found):
+            end = self.found[k + 1][0] if k + 1 < len(self.found) else len(self.document)
+            if end <= start:  # a handler that reported nothing new (e.g. text split in two)
+                continue
+            piece.raw = self.document[start:end]
+            out.append(piece)
+        # pieces whose start was reported twice (the parser calls one handler per construct) merged above;
+        # anything before the first piece (never: the parser starts at 0) would be lost, so check the total
+        if "".join(p.raw for p in out) != self.document:
+            raise ValueError("the HTML parser's positions do not cover the document")
+        return out
+
+
+def read_pieces(document: str) -> list[Piece]:
+    """The pieces of `document`, whose `raw` texts joined give it back exactly."""
+    return _Reader(document).pieces()
+
+
+@dataclass
+class Passage:
+    """A run of text and inline elements to translate as one text: `pieces[start:end]` of the document."""
+
+    start: int
+    end: int
+    text: str = ""
+    spans: list[Span] = field(default_factory=list)
+    span_pieces: list[tuple[int, int | None]] = field(default_factory=list)  # (opening, closing) piece index
+
+
+def _passages(pieces: list[Piece]) -> list[Passage]:
+    """The passages of a document (see the module docstring), with their element pairs matched."""
+    passages, run, kept = [], [], 0
+    for k, piece in enumerate(pieces):
+        inline = (
+            piece.kind == "text"
+            or piece.tag in INLINE_ELEMENTS
+            or (piece.tag in INLINE_VOID_ELEMENTS and piece.kind in ("start", "startend"))
+        )
+        if piece.tag in KEPT_ELEMENTS and piece.kind in ("start", "end"):
+            kept += 1 if piece.kind == "start" else -1 if kept else 0
+            inline = False
+        if inline and not kept and piece.kind != "other":
+            run.append(k)
+            continue
+        passages += _split_unmatched(run, pieces)
+        run = []
+    passages += _split_unmatched(run, pieces)
+    return passages
+
+
+def _split_unmatched(run: list[int], pieces: list[Piece]) -> list[Passage]:
+    """`run` as passages: cut at tags whose partner is not in the run, until every element is whole."""
+    if not run:
+        return []
+    stack, unmatched = [], set()
+    for k in run:
+        piece = pieces[k]
+        if piece.kind == "start" and piece.tag not in INLINE_VOID_ELEMENTS:
+            stack.append(k)
+        elif piece.kind == "end":
+            if stack and pieces[stack[-1]].tag == piece.tag:
+                stack.pop()
+            else:
+                unmatched.add(k)
+    unmatched |= set(stack)
+    if not unmatched:
+        return [Passage(run[0], run[-1] + 1)]
+    out, part = [], []
+    for k in run:
+        if k in unmatched:
+            out += _split_unmatched(part, pieces)
+            part = []
+        else:
+            part.append(k)
+    return out + _split_unmatched(part, pieces)
+
+
+def _prepare(passage: Passage, pieces: list[Piece]) -> None:
+    """The passage's text (its text pieces, whitespace runs made single spaces) and its elements as spans."""
+    text, stack = "", []
+    for k in range(passage.start, passage.end):
+        piece = pieces[k]
+        words_before = len(text.split()) if not text or text[-1].isspace() else len(text.split()) - 1
+        if piece.kind == "text":
+            text += piece.text
+        elif piece.kind == "end":
+            index = stack.pop()
+            span = passage.spans[index]
+            words = len(text.split())
+            passage.spans[index] = Span(span.start, max(words, span.start), span.parent)
+            passage.span_pieces[index] = (passage.span_pieces[index][0], k)
+        else:  # an opening tag, or an image (a point)
+            parent = stack[-1] if stack else None
+            passage.spans.append(Span(words_before, words_before, parent))
+            passage.span_pieces.append((k, None))
+            if piece.kind == "start" and piece.tag not in INLINE_VOID_ELEMENTS:
+                stack.append(len(passage.spans) - 1)
+    passage.text = text
+
+
+def _needs_translation(text: str) -> bool:
+    return any(char.isalpha() for char in text)
+
+
+def _translated_attributes(raw: str, attrs: list) -> list[tuple[int, int, str, str]]:
+    """Where the values of `TRANSLATED_ATTRIBUTES` stand in a start tag's `raw` text: `(start, end, quote,
+    value)` of each value with letters, found by the parser's own attribute pattern."""
+    out = []
+    name = tagfind_tolerant.match(raw, 1)
+    position = name.end() if name else len(raw)
+    while position < len(raw):
+        match = attrfind_tolerant.match(raw, position)
+        if not match or match.end() == position:
+            break
+        name, value = match.group(1).lower(), match.group(3)
+        if name in TRANSLATED_ATTRIBUTES and value:
+            quote = value[0] if value[:1] in "'\"" and value[-1:] == value[:1] and len(value) > 1 else ""
+            decoded = html.unescape(value[1:-1] if quote else value)
+            if _needs_translation(decoded):
+                out.append((match.start(3), match.end(3), quote, decoded))
+        position = match.end()
+    return out
+
+
+def translate_html(
+    translator: Translator,
+    documents: Sequence[str],
+    *,
+    batch_size: int = 64,
+    decoding: Decoding | None = None,
+    source_lang: str = "en",
+    glossary: Glossary | None = None,
+    progress: bool = False,
+) -> list[str]:
+    """Translations of HTML `documents` (whole pages or fragments; see the module docstring), every passage
+    and attribute of all of them translated in one batched call. Needs an engine that aligns (the torch
+    engine: `hf_seq2seq.engines.base.UnsupportedFeature` otherwise)."""
+    parsed = [read_pieces(document) for document in documents]
+    passages = [_passages(pieces) for pieces in parsed]
+    texts: list[str] = []
+    for pieces, found in zip(parsed, passages, strict=True):
+        for passage in found:
+            _prepare(passage, pieces)
+            if _needs_translation(passage.text):
+                texts.append(" ".join(passage.text.split()))
+        for piece in pieces:
+            if piece.kind in ("start", "startend"):
+                texts += [value for *_, value in _translated_attributes(piece.raw, piece.attrs)]
+    results = iter(
+        translate_aligned(
+            translator, texts, batch_size=batch_size, decoding=decoding, source_lang=source_lang,
+            glossary=glossary, progress=progress,
+        )
+    )  # fmt: skip
+    out = []
+    for pieces, found in zip(parsed, passages, strict=True):
+        passage_results = [next(results) for passage in found if _needs_translation(passage.text)]
+        written = [piece.raw for piece in pieces]
+        for k, piece in enumerate(pieces):
+            if piece.kind in ("start", "startend"):
+                values = _translated_attributes(piece.raw, piece.attrs)
+                if values:
+                    written[k] = _with_values(piece.raw, values, [next(results).target for _ in values])
+        tags = list(written)  # the tags as they are written out (translated attributes in place)
+        todo = iter(passage_results)
+        for passage in found:
+            if _needs_translation(passage.text):
+                rendered = _render(passage, pieces, tags, next(todo))
+                written[passage.start : passage.end] = [rendered] + [""] * (passage.end - passage.start - 1)
+        out.append("".join(written))
+    return out
+
+
+def _render(passage: Passage, pieces: list[Piece], tags: list[str], result) -> str:
+    """A passage's translation: leading and trailing whitespace of its text as written (where no tag stands
+    before or after it), the translated words with the passage's tags around their aligned words."""
+    first, last = pieces[passage.start], pieces[passage.end - 1]
+    lead = first.raw[: len(first.raw) - len(first.raw.lstrip())] if first.kind == "text" else ""
+    trail = last.raw[len(last.raw.rstrip()) :] if last.kind == "text" else ""
+    target = [html.escape(word, quote=False) for word in result.target.split()]
+    final = ""
+    if last.kind == "text" and target and last.text.rstrip()[-1:] in FINAL_PUNCTUATION:
+        # the passage ends in punctuation outside its elements: keep it outside whatever lands last
+        core = target[-1].rstrip(FINAL_PUNCTUATION)
+        target[-1], final = (core, target[-1][len(core) :]) if core else (target[-1], "")
+    ranges = project_spans(passage.spans, result.alignment or [], len(target))
+    opening = [tags[k] for k, _ in passage.span_pieces]
+    closing = [tags[k] if k is not None else "" for _, k in passage.span_pieces]
+    body = render_spans(target, passage.spans, ranges, opening.__getitem__, closing.__getitem__)
+    return lead + body + final + trail
+
+
+def _with_values(raw: str, values: list, translations: list[str]) -> str:
+    """A start tag with its translated attribute values put in place of the originals (quoted as they were)."""
+    parts, position = [], 0
+    for (start, end, quote, _), translation in zip(values, translations, strict=True):
+        escaped = html.escape(translation, quote=True)
+        parts += [raw[position:start], (quote or '"') + escaped + (quote or '"')]
+        position = end
+    return "".join(parts) + raw[position:]
