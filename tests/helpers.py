@@ -334,7 +334,7 @@ class WordTranslator(Translator):
             word[: word.index(core)] if core else word,
             word[word.index(core) + len(core) :] if core else "",
         )
-        out = self.lexicon.get(core.lower(), core).split()
+        out = self.lexicon.get(core.lower(), core).split() or [""]  # punctuation alone: kept as written
         if core[:1].isupper():
             out[0] = out[0][:1].upper() + out[0][1:]
         out[0], out[-1] = lead + out[0], out[-1] + trail
@@ -342,10 +342,12 @@ class WordTranslator(Translator):
 
     def translate_with_alignment(self, sentence: str) -> tuple[str, list[tuple[int, int]]]:
         source = sentence.split()
-        order = list(range(len(source)))
-        for i in range(len(source) - 1):
-            if source[order[i]].strip(".,;:!?").lower() in self.adjectives:
-                order[i], order[i + 1] = order[i + 1], order[i]
+        order, i = list(range(len(source))), 0
+        while i < len(source) - 1:
+            if source[i].strip(".,;:!?").lower() in self.adjectives:
+                order[i], order[i + 1] = i + 1, i
+                i += 1
+            i += 1
         target, pairs = [], []
         for position, i in enumerate(order):  # punctuation stays where it was written
             core = source[i].strip(".,;:!?")
@@ -363,7 +365,7 @@ class WordTranslator(Translator):
         self.calls.append(list(sentences))
         return [self.translate_with_alignment(s)[0] if s.strip() else "" for s in sentences]
 
-    def align(self, sources, targets, batch_size=64, layer=None, shift=1):
+    def align(self, sources, targets, batch_size=64, rule=None):
         out = []
         for source, target in zip(sources, targets, strict=True):
             translation, pairs = self.translate_with_alignment(source)

@@ -162,7 +162,7 @@ ERRORS = {
     ),
     "unknown pair": (form(**GOOD | {"source": "de"}), {}, 400, "this model translates en to fr only"),
     "unknown target": (form(**GOOD | {"target": "es"}), {}, 400, "unknown language pair en-es"),
-    "html format": (form(**GOOD | {"format": "html"}), {}, 400, "format 'html' is not supported"),
+    "unknown format": (form(**GOOD | {"format": "xml"}), {}, 400, "format 'xml' is not supported"),
     "num_beams not a number": (form(**GOOD | {"num_beams": "many"}), {}, 400, "num_beams must be an integer"),
     "num_beams too large": (form(**GOOD | {"num_beams": 99}), {}, 400, "num_beams must be between 1 and 8"),
     "empty body": (b"", {"Content-Type": "application/x-www-form-urlencoded"}, 400, "empty body"),

@@ -50,19 +50,28 @@ BATCHING_FLAGS = (  # flag, the ServeConfig field it sets (its default and type)
     ("--max-chars", "max_chars", "most characters per request (413)"),
     ("--max-texts", "max_texts", "most texts (q entries) per request (413)"),
     ("--max-beams", "max_beams", "largest num_beams a request may ask for"),
+    ("--max-glossary-terms", "max_glossary_terms", "most terms in a request's glossary (413; default 1000)"),
+    ("--max-file-bytes", "max_file_bytes", "largest file /translate_file takes (413; default 5 MiB)"),
+    (
+        "--file-expiry-minutes",
+        "file_expiry_minutes",
+        "how long a translated file can be downloaded; then it is deleted (default 30, as LibreTranslate)",
+    ),
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = parser(
         "serve",
-        "Serve a model over HTTP: LibreTranslate's POST /translate (JSON or form; q a string or a list), "
-        "GET /languages, GET /health (200 once the model is loaded) and GET /metrics (Prometheus). Concurrent "
-        "requests are split into sentences and merged into model batches. SIGTERM stops accepting, answers "
-        'every accepted request, then exits. Needs the serve extra: pip install "hf_seq2seq[serve]" (and '
-        'for --ray: "hf_seq2seq[ray]").',
+        "Serve a model over HTTP: LibreTranslate's POST /translate (JSON or form; q a string or a list; format "
+        "text or html; an optional glossary of source term -> target term), POST /translate_file (multipart: "
+        "a .txt, .html, .srt, .vtt or .docx file) with GET /download_file/<name>, GET /languages, GET /health "
+        "(200 once the model is loaded) and GET /metrics (Prometheus). Concurrent requests are split into "
+        "sentences and merged into model batches. SIGTERM stops accepting, answers every accepted request, then "
+        'exits. Needs the serve extra: pip install "hf_seq2seq[serve]" (and for --ray: "hf_seq2seq[ray]").',
         "hf-seq2seq serve runs/cpu --port 5000\n  curl -s localhost:5000/translate -H 'Content-Type: "
-        'application/json\' -d \'{"q": "How are you?", "source": "en", "target": "fr"}\'',
+        'application/json\' -d \'{"q": "How are you?", "source": "en", "target": "fr"}\'\n'
+        "  curl -s localhost:5000/translate_file -F file=@notes.srt -F source=en -F target=fr",
     )
     p.add_argument(
         "model", help="a saved model folder (with --engine ctranslate2 or onnxruntime: an export folder)"
@@ -81,14 +90,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--api-keys-file",
-        help=f"a file of API keys, one per line: /translate then needs one in its api_key field (403 "
-        f"otherwise); ${API_KEYS_ENV} (comma-separated) adds more",
+        help=f"a file of API keys, one per line: /translate and /translate_file then need one in their api_key "
+        f"field (403 otherwise); ${API_KEYS_ENV} (comma-separated) adds more",
     )
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
-    batching = p.add_argument_group("batching and limits")
+    batching = p.add_argument_group("batching, limits and translated files")
     for flag, name, help in BATCHING_FLAGS:
         default = getattr(ServeConfig, name)
         batching.add_argument(flag, type=type(default), default=default, help=help)
+    batching.add_argument(
+        "--file-dir",
+        default=None,
+        help="where translated files wait for their download (default: a temporary folder of the server's own, "
+        "removed when it stops; with --ray and several replicas on a node, a folder they share)",
+    )
     p.add_argument(
         "--graceful-timeout",
         type=float,
@@ -136,7 +151,9 @@ def api_keys(path: str | None) -> frozenset[str]:
 def serve_config(args: argparse.Namespace) -> ServeConfig:
     """The service's settings from the batching flags, the API keys and the decoding flags."""
     flags = {name: getattr(args, flag[2:].replace("-", "_")) for flag, name, _ in BATCHING_FLAGS}
-    return ServeConfig(**flags, api_keys=api_keys(args.api_keys_file), decoding=decoding_from(args))
+    return ServeConfig(
+        **flags, file_dir=args.file_dir, api_keys=api_keys(args.api_keys_file), decoding=decoding_from(args)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

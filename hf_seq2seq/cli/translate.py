@@ -1,6 +1,9 @@
-"""`hf-seq2seq translate`: translate sentences with a saved model."""
+"""`hf-seq2seq translate`: translate sentences, HTML or a document with a saved model."""
 
 import sys
+from pathlib import Path
+
+from hf_seq2seq.formats.documents import DOCUMENT_FORMATS
 
 from ._common import (
     add_decoding_arguments,
@@ -17,14 +20,44 @@ def build_parser():
         "translate",
         "Translate texts given as arguments, else the lines of --input-file, else the lines of stdin; prints "
         "one translation per text. A text of several sentences is cut into sentences, translated, and joined "
-        "back with its own spacing (--no-split to translate each text whole).",
-        'hf-seq2seq translate runs/cpu "How are you?" "Where is the station?"',
+        "back with its own spacing (--no-split to translate each text whole). With --output-file, translates "
+        f"the document --input-file by its extension ({', '.join(DOCUMENT_FORMATS)}), keeping its layout, markup, "
+        "timings or formatting. HTML, documents other than .txt, --glossary and --alignments need the model's "
+        "word alignments: the torch engine.",
+        'hf-seq2seq translate runs/cpu "How are you?" "Where is the station?"\n'
+        "  hf-seq2seq translate runs/cpu --input-file talk.srt --output-file talk.fr.srt --glossary terms.tsv\n"
+        '  hf-seq2seq translate runs/cpu --format html "<p>Click <a href=/go>here</a>.</p>"',
     )
     p.add_argument(
         "model", help="a saved model folder (with --engine ctranslate2 or onnxruntime: an export folder)"
     )
     p.add_argument("sentences", nargs="*", help="sentences to translate (default: --input-file or stdin)")
-    p.add_argument("--input-file", help="plain text, one sentence per line")
+    p.add_argument(
+        "--input-file",
+        help="plain text, one text per line; with --output-file, a document translated by its extension",
+    )
+    p.add_argument(
+        "--output-file",
+        help="write the translated document --input-file here (the same extension), whole or not at all",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "html"),
+        default="text",
+        help="what the texts are: plain text, or HTML fragments whose tags are kept and moved with the words "
+        "they wrap (for a whole page: --input-file page.html --output-file)",
+    )
+    p.add_argument(
+        "--glossary",
+        help="a file of the user's own terms, source term -> target term: TSV (source<TAB>target per line) or a "
+        "JSON object; each term found in a source (any case, inflected) is translated by its target term",
+    )
+    p.add_argument(
+        "--alignments",
+        action="store_true",
+        help="print each translation, a TAB, and its word alignment as Pharaoh i-j pairs (source word i, target "
+        "word j, counting whitespace-separated words from 0)",
+    )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
     p.add_argument(
@@ -37,27 +70,90 @@ def build_parser():
     return p
 
 
+def check_arguments(p, args) -> None:
+    """Flags that cannot go together end the command with a usage error, before anything is loaded."""
+    if args.output_file:
+        if not args.input_file:
+            p.error("--output-file needs --input-file, the document to translate")
+        if args.sentences:
+            p.error("give sentences or a document (--input-file with --output-file), not both")
+        if Path(args.output_file).suffix.lower() != Path(args.input_file).suffix.lower():
+            p.error(
+                f"--output-file must have the extension of --input-file ({Path(args.input_file).suffix or 'none'})"
+            )
+        if args.format != "text":
+            p.error("--format is for texts: a document's format is its extension")
+        if args.alignments:
+            p.error("--alignments is for texts: a document is written with its formatting instead")
+    if args.alignments and args.format != "text":
+        p.error("--alignments is for plain text (--format text)")
+
+
 def main(argv: list[str] | None = None) -> list[str]:
-    args = build_parser().parse_intermixed_args(argv)  # options may come after the sentences
+    p = build_parser()
+    args = p.parse_intermixed_args(argv)  # options may come after the sentences
+    check_arguments(p, args)
     quiet_transformers()
-    from hf_seq2seq.engines.base import translate
+    from hf_seq2seq.engines.base import UnsupportedFeature
+    from hf_seq2seq.formats.documents import DocumentError
+    from hf_seq2seq.formats.glossary import GlossaryError
+
+    try:
+        return run(args)
+    except (DocumentError, GlossaryError, UnsupportedFeature) as error:
+        raise SystemExit(f"hf-seq2seq translate: {error}") from None
+
+
+def run(args) -> list[str]:
+    """The job the arguments ask for; returns what it prints."""
     from hf_seq2seq.engines.factory import load_translator
     from hf_seq2seq.evaluation.evaluate import read_lines
+    from hf_seq2seq.formats.documents import DocumentError, document_format, translate_document
+    from hf_seq2seq.formats.glossary import Glossary
 
-    if args.sentences:
-        sentences = args.sentences
-    elif args.input_file:
-        sentences = read_lines(args.input_file)
+    glossary = Glossary.load(args.glossary) if args.glossary else None
+    document = args.output_file is not None
+    if document:
+        if not Path(args.input_file).is_file():
+            raise DocumentError(f"no such file: {args.input_file}")
+        aligns = glossary is not None or document_format(Path(args.input_file).suffix).extensions != (".txt",)
     else:
-        sentences = sys.stdin.read().splitlines()
+        aligns = glossary is not None or args.alignments or args.format == "html"
+        if args.sentences:
+            texts = args.sentences
+        elif args.input_file:
+            texts = read_lines(args.input_file)
+        else:
+            texts = sys.stdin.read().splitlines()
     translator = load_translator(args.model, args.engine, args.precision, args.trust_remote_code)
-    translations = translate(
-        translator,
-        sentences,
-        batch_size=args.batch_size,
-        decoding=decoding_from(args),
-        split_sentences=not args.no_split,
-        source_lang=args.source_lang,
-    )
-    print("\n".join(translations))
-    return translations
+    if aligns:
+        translator.align([], [])  # an engine that cannot align says so now, before anything is translated
+    options = dict(batch_size=args.batch_size, decoding=decoding_from(args), source_lang=args.source_lang)
+    if document:
+        output = translate_document(
+            translator, args.input_file, args.output_file, glossary=glossary, **options
+        )
+        lines = [f"wrote {output}"]
+    elif args.format == "html":
+        from hf_seq2seq.formats.markup import translate_html
+
+        lines = translate_html(translator, texts, glossary=glossary, **options)
+    elif glossary or args.alignments:
+        from hf_seq2seq.engines.alignment import pharaoh
+        from hf_seq2seq.formats.aligned import translate_aligned
+
+        results = translate_aligned(
+            translator,
+            texts,
+            glossary=glossary,
+            alignments=args.alignments,
+            split=not args.no_split,
+            **options,
+        )
+        lines = [f"{r.target}\t{pharaoh(r.alignment)}" if args.alignments else r.target for r in results]
+    else:
+        from hf_seq2seq.engines.base import translate
+
+        lines = translate(translator, texts, split_sentences=not args.no_split, **options)
+    print("\n".join(lines))
+    return lines

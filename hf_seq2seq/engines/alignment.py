@@ -5,13 +5,15 @@ Pharaoh format: `"chanson."` is one word, a French `"?"` written apart is anothe
 list of `(source word, target word)` index pairs, written as Pharaoh `i-j` pairs (`pharaoh`).
 
 `attention_alignment` turns one sentence pair's cross-attention (target tokens x source tokens, heads
-averaged) into word pairs. The rule, measured against a hand-made gold set in docs/alignment.md:
+averaged) into word pairs; `AlignmentRule` says how. The default, the best of the rules measured against a
+hand-made gold set (docs/formats.md, `scripts/measure_alignment.py`):
 
-* the row of a target token is the attention of the decoder step whose *input* is that token (the step that
-  predicts the next token: "shift" in Chen et al. 2020, "Accurate Word Alignment Induction from Neural
-  Machine Translation"), rather than of the step that predicts it;
+* the cross-attention of all decoder layers, averaged (heads too);
+* a target token's row is the attention of the step that predicts it (not of the step whose input it is:
+  "shift" in Chen et al. 2020, which measured worse here);
 * the source's end-of-sentence token, where attention rests when it has nowhere better to go, is left out;
-* each target token is aligned to the source token it attends to most, and token pairs become word pairs.
+* each target token is aligned to the source token it attends to most, and each source token to the target
+  token that attends to it most (the union of the two directions); token pairs become word pairs.
 
 This module imports neither torch nor an engine's package: the torch engine (`TorchTranslator.align`) runs
 the model and hands the attention here as nested lists or a numpy array.
@@ -20,16 +22,33 @@ the model and hands the attention here as nested lists or a numpy array.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 Alignment = list[tuple[int, int]]
 """Sorted `(source word, target word)` index pairs."""
 
-ALIGNMENT_SHIFTS = (0, 1)
-"""Which decoder step's attention stands for a target token: 0 = the step that predicts it, 1 = the step
-whose input it is (the default, `DEFAULT_SHIFT`)."""
-DEFAULT_SHIFT = 1
-DEFAULT_LAYER: int | None = -2
-"""The decoder layer whose cross-attention is read (heads averaged); None: all layers averaged."""
+
+@dataclass(frozen=True)
+class AlignmentRule:
+    """How attention becomes word pairs (the default is the rule measured best in docs/alignment.md).
+
+    * `layer`: the decoder layer whose cross-attention is read, heads averaged (an index as in a list, so -1
+      is the last); None averages all layers;
+    * `shift`: 1 reads a target token's attention at the step whose input it is, 0 at the step that predicts it;
+    * `both_ways`: also align each source token to the target token that attends to it most (the union of the
+      two directions, as symmetrised aligners do).
+    """
+
+    layer: int | None = None
+    shift: int = 0
+    both_ways: bool = True
+
+    def __post_init__(self):
+        if self.shift not in (0, 1):
+            raise ValueError(f"shift must be 0 or 1, got {self.shift}")
+
+
+DEFAULT_RULE = AlignmentRule()
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
@@ -75,26 +94,28 @@ def attention_alignment(
     attention: Sequence[Sequence[float]],
     source_words: Sequence[int | None],
     target_words: Sequence[int | None],
-    shift: int = DEFAULT_SHIFT,
+    rule: AlignmentRule = DEFAULT_RULE,
 ) -> Alignment:
     """Word pairs of one sentence pair from its cross-attention.
 
     `attention` has one row per decoder input position, `[decoder start] + target tokens`, so
     `len(target_words) + 1` rows, and one column per source token; `source_words` / `target_words` map the
-    tokens to words (`token_words`; None: a special token, never aligned). With `shift` 1 a target token's
-    row is the step whose input it is (row t + 1), with 0 the step that predicts it (row t)."""
-    if shift not in ALIGNMENT_SHIFTS:
-        raise ValueError(f"shift must be one of {ALIGNMENT_SHIFTS}, got {shift}")
+    tokens to words (`token_words`; None: a special token, never aligned); `rule` says which row stands for a
+    target token and whether source tokens pick target tokens too (its `layer` is the caller's business)."""
+    shift = rule.shift
     columns = [s for s, word in enumerate(source_words) if word is not None]
     pairs = set()
     if not columns:
         return []
-    for t, target_word in enumerate(target_words):
-        if target_word is None:
-            continue
+    rows = [t for t, word in enumerate(target_words) if word is not None]
+    for t in rows:
         row = attention[t + shift]
         best = max(columns, key=lambda s: row[s])
-        pairs.add((source_words[best], target_word))
+        pairs.add((source_words[best], target_words[t]))
+    if rule.both_ways and rows:  # and each source token to the target token that attends to it most
+        for s in columns:
+            best = max(rows, key=lambda t: attention[t + shift][s])
+            pairs.add((source_words[s], target_words[best]))
     return sorted(pairs)
 
 

@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hf_seq2seq.engines.alignment import DEFAULT_LAYER, DEFAULT_SHIFT, Alignment
+from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule
 from hf_seq2seq.engines.decoding import Decoding
 
 if TYPE_CHECKING:
@@ -83,14 +83,11 @@ class Translator(ABC):
         sources: Sequence[str],
         targets: Sequence[str],
         batch_size: int = 64,
-        layer: int | None = DEFAULT_LAYER,
-        shift: int = DEFAULT_SHIFT,
+        rule: AlignmentRule = DEFAULT_RULE,
     ) -> list[Alignment]:
         """The word alignment of each `(source, target)` pair (`hf_seq2seq.engines.alignment`): the target as
         the model reads it when forced to produce it, so the alignment of a translation the model made is the
-        attention it had while making it. `layer` picks the decoder layer whose cross-attention (heads
-        averaged) is read (None: the mean of all layers), `shift` which step stands for a target token.
-        Engines that cannot read the model's attention raise `UnsupportedFeature`."""
+        attention it had while making it; `rule` says how attention becomes word pairs. Engines that cannot read the model's attention raise `UnsupportedFeature`."""
         raise UnsupportedFeature(
             f"the {self.engine} engine gives no word alignments (needed for --alignments, markup and glossaries): "
             "use the torch engine with the model folder"

@@ -18,9 +18,9 @@ from transformers import (
 )
 
 from hf_seq2seq.engines.alignment import (
-    DEFAULT_LAYER,
-    DEFAULT_SHIFT,
+    DEFAULT_RULE,
     Alignment,
+    AlignmentRule,
     attention_alignment,
     token_words,
 )
@@ -171,10 +171,9 @@ class TorchTranslator(Translator):
         sources: Sequence[str],
         targets: Sequence[str],
         batch_size: int = 64,
-        layer: int | None = DEFAULT_LAYER,
-        shift: int = DEFAULT_SHIFT,
+        rule: AlignmentRule = DEFAULT_RULE,
     ) -> list[Alignment]:
-        return align_with_attention(self.model, self.tokenizer, sources, targets, batch_size, layer, shift)
+        return align_with_attention(self.model, self.tokenizer, sources, targets, batch_size, rule)
 
 
 def align_with_attention(
@@ -183,12 +182,11 @@ def align_with_attention(
     sources: Sequence[str],
     targets: Sequence[str],
     batch_size: int = 64,
-    layer: int | None = DEFAULT_LAYER,
-    shift: int = DEFAULT_SHIFT,
+    rule: AlignmentRule = DEFAULT_RULE,
 ) -> list[Alignment]:
     """Word alignments of `(source, target)` pairs from one teacher-forced forward pass per batch: the decoder
-    reads `[decoder start] + target tokens`, the cross-attention of `layer` (None: all layers), heads averaged,
-    goes to `attention_alignment`. Sources and targets are cut to the model's positions."""
+    reads `[decoder start] + target tokens`, the cross-attention of `rule.layer` (None: all layers), heads
+    averaged, goes to `attention_alignment`. Sources and targets are cut to the model's positions."""
     if len(sources) != len(targets):
         raise ValueError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
     limit = model.config.max_position_embeddings
@@ -204,36 +202,24 @@ def align_with_attention(
             text_target=[targets[i] for i in index], max_length=limit - 1, truncation=True,
             return_offsets_mapping=True,
         )  # fmt: skip
-        source_ids = [ids for ids in source["input_ids"]]
-        decoder_ids = [[start, *ids] for ids in target["input_ids"]]
-        pad = tokenizer.pad_token_id
-        width, height = max(map(len, source_ids)), max(map(len, decoder_ids))
-        input_ids = torch.tensor(
-            [ids + [pad] * (width - len(ids)) for ids in source_ids], device=model.device
-        )
-        decoder_input_ids = torch.tensor(
-            [ids + [pad] * (height - len(ids)) for ids in decoder_ids], device=model.device
-        )
-        attention_mask = (
-            torch.arange(width, device=model.device)[None]
-            < torch.tensor([len(i) for i in source_ids], device=model.device)[:, None]
-        ).long()
-        cross = model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            decoder_input_ids=decoder_input_ids,
+        inputs = tokenizer.pad({"input_ids": source["input_ids"]}, return_tensors="pt").to(model.device)
+        decoder = tokenizer.pad(
+            {"input_ids": [[start, *ids] for ids in target["input_ids"]]}, return_tensors="pt"
+        )  # (B, T): padding after a target changes no row before it (the decoder is causal)
+        cross = model.base_model(  # the encoder-decoder without its output layer: no logits needed
+            **inputs,
+            decoder_input_ids=decoder["input_ids"].to(model.device),
             output_attentions=True,
             use_cache=False,
         ).cross_attentions  # layers x (B, H, T, S)
-        weights = (
-            torch.stack(cross if layer is None else (cross[layer],)).float().mean(dim=(0, 2))
-        )  # (B, T, S)
+        chosen = cross if rule.layer is None else (cross[rule.layer],)
+        weights = torch.stack(chosen).float().mean(dim=(0, 2))  # (B, T, S)
         for row, i in enumerate(index):
             out[i] = attention_alignment(
                 weights[row].tolist(),
                 token_words(source["offset_mapping"][row], sources[i]),
                 token_words(target["offset_mapping"][row], targets[i]),
-                shift,
+                rule,
             )
     return out
 

@@ -142,7 +142,7 @@ def apply_terms(
     translation: str, alignment: Alignment, matches: Iterable[TermMatch]
 ) -> tuple[str, Alignment]:
     """`translation` with each matched term's target text put in place of the target words aligned to it
-    (the longest run of consecutive such words), or after the target word aligned to the source word before
+    (the longest run of consecutive such words; a word of punctuation alone is never replaced), or after the target word aligned to the source word before
     it where none is aligned; a term the translation already holds is left as it is. Returns the new
     translation and its alignment (the term's words aligned to the term's source words)."""
     target = translation.split()
@@ -153,13 +153,13 @@ def apply_terms(
         wanted = [_bare(w) for w in term_words]
         if any(lowered[i : i + len(wanted)] == wanted for i in range(len(lowered) - len(wanted) + 1)):
             continue
-        aligned = sorted({j for i, j in pairs if match.start <= i < match.end})
+        aligned = sorted({j for i, j in pairs if match.start <= i < match.end and _bare(target[j])})
         if aligned:
             first, last = _longest_run(aligned)
             replaced = target[first : last + 1]
             new = _fit(term_words, replaced)
         else:
-            before = [j for i, j in pairs if i < match.start]
+            before = [j for i, j in pairs if i < match.start and _bare(target[j])]
             first = last = (max(before) + 1) if before else 0
             last -= 1  # an empty range: insert at `first`
             new = list(term_words)

@@ -6,6 +6,9 @@
   `Translator`), and `worker_loader`, which loads a model folder into one.
 - `metrics`: the Prometheus metrics and the middleware that counts HTTP answers.
 - `batcher`: `Batcher`, which merges the sentences of concurrent requests into model batches.
+- `formats`: `BatchedTranslator`, with which markup, glossaries and documents (`hf_seq2seq.formats`) go through
+  the batcher.
+- `files`: `FileStore`, the translated files waiting for their download, and their names.
 - `api`: LibreTranslate's request fields, their checks, and error answers.
 - `app`: `create_app`, the Starlette (ASGI) app that uvicorn runs.
 - `ray_serve`: the same app as a Ray Serve deployment (needs the ray extra).

@@ -1,6 +1,7 @@
 """LibreTranslate's API, as the service reads and answers it: the request's fields (a JSON, url-encoded or
-multipart body), their checks (texts, language pair, format, API key, decoding fields, sizes), the
-``/languages`` list, and error answers (``{"error": message}`` with a status)."""
+multipart body; for ``/translate_file``, a multipart body with its file), their checks (texts, language pair,
+format, glossary, API key, decoding fields, sizes), the ``/languages`` list, and error answers
+(``{"error": message}`` with a status)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.formats.glossary import Glossary, GlossaryError
 from hf_seq2seq.serving.config import DECODING_FIELDS, ServeConfig
 from hf_seq2seq.serving.errors import ServeError
 from hf_seq2seq.serving.worker import BatchWorker
@@ -23,6 +25,10 @@ LANGUAGE_NAMES = {
     "pl": "Polish", "pt": "Portuguese", "ru": "Russian", "sk": "Slovak", "ur": "Urdu", "zh": "Chinese",
 }  # fmt: skip
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+CLOSE = {"Connection": "close"}
+"""The header of an answer sent before the body was read to its end: the server will not read the rest."""
+FORMATS = ("text", "html")
+"""The ``format`` values ``/translate`` takes: plain text, or HTML (`hf_seq2seq.formats.markup`)."""
 
 
 async def read_fields(request: Request, max_bytes: int) -> dict:
@@ -83,6 +89,62 @@ async def form_fields(request: Request, body: bytes) -> dict:
             raise ServeError(400, f"form field {key!r} must be text, not a file")
         fields[key] = values if key == "q" and len(values) > 1 else values[0]
     return fields
+
+
+async def read_upload(request: Request, config: ServeConfig) -> tuple[dict, str, bytes]:
+    """The text fields, the file's name and its content of a ``/translate_file`` body (multipart/form-data,
+    the file in field ``file``). The body is counted while it is read (413 past `max_file_bytes` for the file
+    plus `max_body_bytes` for the rest, before a byte is read when its Content-Length says so; the connection
+    is then closed rather than the rest of the body read), then the file's own size is checked (413)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "multipart/form-data":
+        raise ServeError(415, f"unsupported content type {kind!r}: send the file as multipart/form-data")
+    limit = config.max_file_bytes + config.max_body_bytes
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise ServeError(
+            413, f"the upload has {length} bytes; the limit is {config.max_file_bytes} bytes per file", CLOSE
+        )
+    received = 0
+
+    async def receive() -> dict:
+        nonlocal received
+        message = await request.receive()
+        received += len(message.get("body", b""))
+        if received > limit:
+            raise ServeError(
+                413, f"the upload is over the limit of {config.max_file_bytes} bytes per file", CLOSE
+            )
+        return message
+
+    try:
+        form = await Request(request.scope, receive).form(max_files=1)
+    except ServeError:
+        raise
+    except Exception as error:  # python-multipart's or starlette's parse errors
+        detail = getattr(error, "detail", error)
+        raise ServeError(400, f"the form body cannot be parsed: {detail}") from None
+    try:
+        upload, fields = None, {}
+        for key, value in form.multi_items():
+            if key == "file" and not isinstance(value, str):
+                upload = value
+            elif isinstance(value, str):
+                fields.setdefault(key, value)
+            else:
+                raise ServeError(
+                    400, f"form field {key!r} must be text; the file to translate goes in field file"
+                )
+        if upload is None:
+            problem = "field file must be a file" if "file" in fields else "missing field file"
+            raise ServeError(400, f"{problem}: send the file to translate as multipart/form-data")
+        if upload.size is not None and upload.size > config.max_file_bytes:
+            raise ServeError(
+                413, f"the file has {upload.size} bytes; the limit is {config.max_file_bytes} bytes per file"
+            )
+        return fields, upload.filename or "", await upload.read()
+    finally:
+        await form.close()
 
 
 def parse_texts(fields: dict) -> tuple[list[str], bool]:
@@ -149,12 +211,36 @@ def check_languages(fields: dict, worker: BatchWorker) -> None:
         )
 
 
-def check_format(fields: dict) -> None:
+def parse_format(fields: dict) -> str:
+    """The request's ``format``: "text" (the default) or "html"."""
     text_format = fields.get("format", "text")
-    if text_format != "text":
+    if text_format not in FORMATS:
+        raise ServeError(400, f"format {text_format!r} is not supported: 'text' or 'html'")
+    return text_format
+
+
+def parse_glossary(fields: dict, config: ServeConfig) -> Glossary | None:
+    """The request's ``glossary``: an object of source term -> target term (in a form, that object as JSON
+    text); None when absent or empty."""
+    value = fields.get("glossary")
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as error:
+            raise ServeError(
+                400, f"glossary must be a JSON object of source term -> target term: {error}"
+            ) from None
+    try:
+        glossary = Glossary(value)
+    except GlossaryError as error:
+        raise ServeError(400, f"invalid glossary: {error}") from None
+    if len(glossary) > config.max_glossary_terms:
         raise ServeError(
-            400, f"format {text_format!r} is not supported: this server translates plain text ('text')"
+            413, f"the glossary has {len(glossary)} terms; the limit is {config.max_glossary_terms}"
         )
+    return glossary or None
 
 
 def check_api_key(fields: dict, keys: frozenset[str]) -> None:

@@ -24,8 +24,8 @@ CPUS_PER_REPLICA = 1.0
 
 @dataclass(frozen=True)
 class ServeConfig:
-    """The service's limits and batching. Sizes count sentences after splitting; `max_chars` counts the
-    characters of all texts of one request."""
+    """The service's limits, batching and translated files. Sizes count sentences after splitting;
+    `max_chars` counts the characters of all texts of one request (as sent: HTML with its markup)."""
 
     max_batch_sentences: int = 64
     """Most sentences in one model call."""
@@ -48,8 +48,18 @@ class ServeConfig:
     """Largest request body read: 413 past it."""
     max_beams: int = 8
     max_new_tokens: int = 512
+    max_glossary_terms: int = 1000
+    """Most terms in a request's glossary: 413 past it."""
+    max_file_bytes: int = 5 << 20
+    """Largest file ``/translate_file`` takes (5 MiB): 413 past it, counted while the upload is read."""
+    file_expiry_minutes: float = 30.0
+    """How long a translated file can be downloaded (LibreTranslate's 30 minutes); then it is deleted."""
+    file_dir: str | None = None
+    """Where translated files wait for their download; None: a temporary folder of the server's own, removed
+    when it stops. Ray Serve replicas that share a node share their files through a folder given here."""
     api_keys: frozenset[str] = frozenset()
-    """When not empty, ``/translate`` needs one of these in its ``api_key`` field (403 otherwise)."""
+    """When not empty, ``/translate`` and ``/translate_file`` need one of these in their ``api_key`` field (403
+    otherwise)."""
     decoding: Decoding = field(default_factory=Decoding)
     """The server's decoding; a request's decoding fields override it."""
     watch_disconnect: bool = True
@@ -62,9 +72,13 @@ class ServeConfig:
             "max_queue_sentences",
             "max_chars",
             "max_texts",
+            "max_glossary_terms",
+            "max_file_bytes",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         for name in ("max_wait_ms", "arrival_gap_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.file_expiry_minutes > 0:
+            raise ValueError(f"file_expiry_minutes must be positive, got {self.file_expiry_minutes}")

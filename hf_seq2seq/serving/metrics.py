@@ -3,7 +3,10 @@ counts every HTTP answer (`CountRequests`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from starlette.routing import Match, Route
 
 
 class Metrics:
@@ -52,10 +55,11 @@ class Metrics:
 
 
 class CountRequests:
-    """ASGI middleware: counts every HTTP answer by path (unknown paths as "other") and status."""
+    """ASGI middleware: counts every HTTP answer by the path of its route (``/download_file/{name}`` for every
+    download; unknown paths as "other") and status."""
 
-    def __init__(self, app, metrics: Metrics, paths: set[str]):
-        self.app, self.metrics, self.paths = app, metrics, paths
+    def __init__(self, app, metrics: Metrics, routes: Sequence[Route]):
+        self.app, self.metrics, self.routes = app, metrics, routes
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -71,5 +75,6 @@ class CountRequests:
         try:
             await self.app(scope, receive, send_counting)
         finally:
-            path = scope["path"] if scope["path"] in self.paths else "other"
+            matched = (route.path for route in self.routes if route.matches(scope)[0] != Match.NONE)
+            path = next(matched, "other")
             self.metrics.requests.labels(path, str(status)).inc()

@@ -129,8 +129,10 @@ def serve_config(args: dict, decoding: dict) -> ServeConfig:
             )
         elif name == "watch_disconnect":
             value = _flag(value)
-        elif name in ("max_wait_ms", "arrival_gap_ms"):
+        elif name in ("max_wait_ms", "arrival_gap_ms", "file_expiry_minutes"):
             value = float(value)
+        elif name == "file_dir":
+            value = str(value)
         else:
             value = int(value)
         config[name] = value

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from hf_seq2seq.data.segmentation import Segmented, split_sentences
+from hf_seq2seq.data.segmentation import LANGUAGES, Segmented, split_sentences
 from hf_seq2seq.engines.decoding import Decoding
 
 logger = logging.getLogger(__name__)
@@ -28,15 +28,27 @@ class BatchWorker:
     target_lang = "fr"
     max_length: int | None = None
     """Sentences longer than this (by `length`) are cut further by the splitter."""
+    translator = None
+    """The engine's `hf_seq2seq.engines.base.Translator` behind the batch call, if there is one: markup,
+    glossaries and documents (`hf_seq2seq.serving.formats`) need its tokenizer; None: plain text only."""
+    alignment_error: str | None = "this server's engine gives no word alignments"
+    """Why the engine gives no word alignments (which markup and glossaries need); None when it gives them."""
+    split_tokenizer = None
+    """A copy of the model's tokenizer for measuring sentences outside the model thread, when there is one."""
 
     def length(self, sentence: str) -> int:
         """A sentence's length in the model's source tokens."""
         return len(sentence.split()) + 1
 
+    @property
+    def splitter_language(self) -> str:
+        """The language whose rules cut the source into sentences (English's for one the splitter lacks)."""
+        return self.source_lang if self.source_lang in LANGUAGES else "en"
+
     def segment(self, text: str) -> Segmented:
         """The sentences of `text` and what lies between them
         (`hf_seq2seq.data.segmentation.split_sentences`)."""
-        return split_sentences(text, _splitter_language(self.source_lang), self.max_length, self.length)
+        return split_sentences(text, self.splitter_language, self.max_length, self.length)
 
     def translate(self, sentences: list[str], decoding: Decoding) -> list[str]:
         """Translations of `sentences`, in order: one model batch. Called from one thread at a time."""
@@ -52,17 +64,23 @@ class TranslatorWorker(BatchWorker):
     its `engine`, described by its `describe()`."""
 
     def __init__(self, translator, source_lang: str, target_lang: str):
-        from hf_seq2seq.engines.base import trained_length
+        from hf_seq2seq.engines.base import UnsupportedFeature, trained_length
 
         self.translator, tokenizer = translator, translator.tokenizer
         self.source_lang, self.target_lang, self.name = source_lang, target_lang, translator.engine
         self.max_length = trained_length(tokenizer)
         # a fast tokenizer's settings (truncation, padding) live in its Rust object, which the model thread
-        # changes per call: measuring lengths from another thread uses a copy of its own
-        self._length_tokenizer = copy.deepcopy(tokenizer)
+        # changes per call: measuring lengths from another thread uses a copy of its own (every caller of the
+        # copy tokenizes the same way, so none changes its settings under another)
+        self.split_tokenizer = copy.deepcopy(tokenizer)
+        try:  # an engine without alignments refuses at once, even with nothing to align
+            translator.align([], [])
+            self.alignment_error = None
+        except UnsupportedFeature as error:
+            self.alignment_error = str(error)
 
     def length(self, sentence: str) -> int:
-        return len(self._length_tokenizer(sentence)["input_ids"])
+        return len(self.split_tokenizer(sentence)["input_ids"])
 
     def translate(self, sentences: list[str], decoding: Decoding) -> list[str]:
         from hf_seq2seq.engines.base import translate
@@ -71,12 +89,6 @@ class TranslatorWorker(BatchWorker):
 
     def describe(self) -> dict:
         return super().describe() | self.translator.describe()
-
-
-def _splitter_language(language: str) -> str:
-    from hf_seq2seq.data.segmentation import LANGUAGES
-
-    return language if language in LANGUAGES else "en"
 
 
 def model_languages(folder: str | os.PathLike[str]) -> tuple[str, str] | None:

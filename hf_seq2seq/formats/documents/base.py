@@ -1,0 +1,77 @@
+"""What every document format shares: the error a bad file gets, the job a format translates with, reading
+and writing text files, and importing a format's optional library."""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
+
+from hf_seq2seq.engines.base import Translator
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.formats.aligned import AlignedTranslation, translate_aligned
+from hf_seq2seq.formats.glossary import Glossary
+
+BOM = "\ufeff"
+EXTRA = 'pip install "hf_seq2seq[documents]"'
+
+
+class DocumentError(ValueError):
+    """A document that cannot be translated: a format not taken, a corrupt file, text that is not UTF-8 (the
+    message says which)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """The translator and the options every text of one document is translated with."""
+
+    translator: Translator
+    batch_size: int = 64
+    decoding: Decoding | None = None
+    source_lang: str = "en"
+    glossary: Glossary | None = None
+
+    def translate(self, texts: Sequence[str], alignments: bool = False) -> list[AlignedTranslation]:
+        """`texts` translated sentence by sentence in one batched call, the glossary's terms put in, with
+        their word alignments if asked for (`hf_seq2seq.formats.aligned.translate_aligned`)."""
+        return translate_aligned(
+            self.translator, texts, batch_size=self.batch_size, decoding=self.decoding,
+            source_lang=self.source_lang, glossary=self.glossary, alignments=alignments,
+        )  # fmt: skip
+
+
+class DocumentFormat(ABC):
+    """One kind of document: its file extensions (lowercase, with the dot) and how its bytes translate."""
+
+    name: str
+    extensions: tuple[str, ...]
+
+    @abstractmethod
+    def translate(self, data: bytes, job: Job) -> bytes:
+        """The translated document; `DocumentError` for a file this format cannot read."""
+
+
+def decode(data: bytes, extension: str) -> tuple[str, str]:
+    """A text file's byte-order mark ("" if none) and its text, read as UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DocumentError(
+            f"the {extension} file is not UTF-8 text (byte {error.start} cannot be read): save it as UTF-8"
+        ) from None
+    return (BOM, text[1:]) if text.startswith(BOM) else ("", text)
+
+
+def has_words(text: str) -> bool:
+    """Whether `text` holds anything to translate (a letter); numbers, symbols and blanks are kept as written."""
+    return any(char.isalpha() for char in text)
+
+
+def require(module: str, package: str, extension: str) -> ModuleType:
+    """The optional library a format needs, or an ImportError that names the extra installing it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(f"translating {extension} files needs {package}: {EXTRA}") from error

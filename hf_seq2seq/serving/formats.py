@@ -1,0 +1,101 @@
+"""Markup, glossaries and documents in the service: `BatchedTranslator`, the `Translator` that
+`hf_seq2seq.formats` translates with inside the server.
+
+`hf_seq2seq.formats` (`translate_aligned`, `translate_html`, `translate_document_bytes`) is synchronous: it
+parses, calls `translate_sentences` on all its sentences, `align` on those it needs, and puts the result
+together. In the server it runs in a thread of its own (the app's formats threads, off the event loop), on a
+`BatchedTranslator` per request, which sends
+
+* its sentences through the dynamic batcher (`hf_seq2seq.serving.batcher`), as a plain request's: they share
+  model batches with concurrent requests, the queue's limits and `QueueFull` apply, and the one model call at
+  a time stays one; a document's sentences go in slices of one batch each, one slice after another, so that a
+  long document neither fills the queue nor holds the model from the requests that arrive meanwhile;
+* its alignments (`Translator.align`, one teacher-forced pass) to the model thread, between two batches: the
+  batcher merges translations only, and the model and its tokenizer are used by one thread at a time.
+
+Cancelling the request (its client gone, or the server stopping) drops the slice it waits for from the queue
+and ends its thread at the next one with `ClientGone`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from hf_seq2seq.engines.alignment import Alignment
+from hf_seq2seq.engines.base import Translator
+from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.serving.batcher import Batcher
+from hf_seq2seq.serving.errors import ClientGone
+from hf_seq2seq.serving.worker import BatchWorker
+
+
+class BatchedTranslator(Translator):
+    """The worker's `Translator` as one request of the server sees it (see the module docstring): sentences
+    through `batcher`, alignments on `model_thread`, both awaited from a thread other than the event loop's and
+    the model's. Its `tokenizer` is the worker's `split_tokenizer`, which the model thread does not use."""
+
+    def __init__(
+        self,
+        worker: BatchWorker,
+        batcher: Batcher,
+        model_thread: ThreadPoolExecutor,
+        loop: asyncio.AbstractEventLoop,
+        decoding: Decoding,
+        slice_sentences: int,
+    ):
+        translator = worker.translator
+        self.engine, self.tokenizer = translator.engine, worker.split_tokenizer
+        self.generation_config, self.precision = translator.generation_config, translator.precision
+        self.parameters, self.max_source_length = translator.parameters, translator.max_source_length
+        self.worker, self.batcher, self.model_thread, self.loop = worker, batcher, model_thread, loop
+        self.decoding, self.slice_sentences = decoding, slice_sentences
+        self._cancelled = threading.Event()
+        self._waiting: concurrent.futures.Future | None = None
+
+    def translate_sentences(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+        progress: bool = False,
+    ) -> list[str]:
+        """Translations of `sentences` by the batcher (the request's decoding unless `decoding` is given);
+        `batch_size`, `max_source_length` and `progress` are the batcher's and the worker's to decide."""
+        decoding = decoding or self.decoding
+        out: list[str] = []
+        for start in range(0, len(sentences), self.slice_sentences):
+            part = list(sentences[start : start + self.slice_sentences])
+            lengths = [self.worker.length(sentence) for sentence in part]
+            out += self._wait(
+                asyncio.run_coroutine_threadsafe(self.batcher.translate(part, lengths, decoding), self.loop)
+            )
+        return out
+
+    def align(self, sources: Sequence[str], targets: Sequence[str], *args, **kwargs) -> list[Alignment]:
+        """The worker's `Translator.align` (with the same arguments), on the model thread."""
+        align = self.worker.translator.align
+        return self._wait(self.model_thread.submit(align, sources, targets, *args, **kwargs))
+
+    def cancel(self) -> None:
+        """Called from the event loop once the request's wait has ended: a thread still at work drops what it
+        waits for and stops at its next step (nothing happens to a thread that has finished)."""
+        self._cancelled.set()
+        waiting = self._waiting
+        if waiting is not None:
+            waiting.cancel()
+
+    def _wait(self, future: concurrent.futures.Future):
+        self._waiting = future
+        if self._cancelled.is_set():  # cancelled before `cancel` could see this future
+            future.cancel()
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            raise ClientGone() from None
+        finally:
+            self._waiting = None

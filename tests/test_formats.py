@@ -1,0 +1,254 @@
+"""Word alignments, glossaries and HTML: what a user of `hf_seq2seq.formats` relies on. Most tests use
+`helpers.WordTranslator` (a fake engine whose alignments are known), so that they check the placing of terms and
+tags, not a model's attention; the torch engine's own alignments are checked on the memorising model."""
+
+import pytest
+from helpers import MEMORISED_PAIRS, WordTranslator
+
+from hf_seq2seq.engines.alignment import (
+    AlignmentRule,
+    alignment_error_rate,
+    attention_alignment,
+    parse_pharaoh,
+    pharaoh,
+    token_words,
+)
+from hf_seq2seq.engines.base import UnsupportedFeature
+from hf_seq2seq.evaluation.markup import SHAPES, fragments, markup_problems, visible_text
+from hf_seq2seq.formats.aligned import translate_aligned
+from hf_seq2seq.formats.glossary import Glossary, GlossaryError, apply_terms
+from hf_seq2seq.formats.markup import read_pieces, translate_html
+
+LEXICON = {
+    "the": "le", "a": "un", "cat": "chat", "dog": "chien", "sees": "voit", "red": "rouge", "big": "grand",
+    "hello": "bonjour", "world": "monde", "invoice": "note", "invoices": "notes", "pay": "payez", "your": "votre",
+    "house": "maison", "is": "est", "small": "petit", "and": "et", "cheap": "bon marché", "pull": "tirez",
+    "request": "demande", "please": "svp",
+}  # fmt: skip
+
+
+@pytest.fixture
+def words():
+    return WordTranslator(LEXICON, adjectives=frozenset({"red", "big", "cheap", "small"}))
+
+
+# ---- alignments
+
+
+def test_token_words_maps_subword_tokens_to_whitespace_words():
+    text = "Hello  wonderful world."
+    offsets = [
+        (0, 5),
+        (5, 7),
+        (7, 11),
+        (11, 16),
+        (16, 22),
+        (22, 23),
+        (0, 0),
+    ]  # " wo" from the space, then </s>
+    assert token_words(offsets, text) == [0, 1, 1, 1, 2, 2, None]
+
+
+def test_attention_alignment_reads_the_shifted_row_and_skips_end_of_sentence():
+    # rows: [start, t0, t1] inputs; columns: source tokens w0, w1, </s>
+    attention = [
+        [0.1, 0.8, 0.1],  # input = start: predicts t0
+        [0.7, 0.1, 0.2],  # input = t0
+        [0.0, 0.1, 0.9],  # input = t1: attends to </s>, which is never aligned
+    ]
+    source, target = [0, 1, None], [0, 1]
+    assert attention_alignment(attention, source, target, AlignmentRule(shift=0, both_ways=False)) == [
+        (0, 1),
+        (1, 0),
+    ]
+    assert attention_alignment(attention, source, target, AlignmentRule(shift=1, both_ways=False)) == [
+        (0, 0),
+        (1, 1),
+    ]
+    both = AlignmentRule(shift=0, both_ways=True)  # source token 0 is attended most by row 1: target token 1
+    assert attention_alignment(attention, source, target, both) == [(0, 1), (1, 0)]
+    with pytest.raises(ValueError, match="shift"):
+        AlignmentRule(shift=2)
+
+
+def test_pharaoh_round_trip_and_alignment_error_rate():
+    assert pharaoh([(0, 0), (1, 2)]) == "0-0 1-2"
+    assert parse_pharaoh("1-2 0-0 0p1") == [(0, 0), (0, 1), (1, 2)]
+    assert alignment_error_rate([[(0, 0), (1, 1)]], [[(0, 0), (1, 1)]]) == 0
+    assert alignment_error_rate([[(0, 0), (1, 2)]], [[(0, 0), (1, 1)]]) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="Pharaoh"):
+        parse_pharaoh("0:1")
+
+
+def test_torch_engine_aligns_every_target_word_to_one_source_word(memorising_folder):
+    from hf_seq2seq.engines.factory import load_translator
+
+    translator = load_translator(memorising_folder)
+    sources = [source for source, _ in MEMORISED_PAIRS]
+    targets = translator.translate_sentences(sources)
+    for layer in (0, -1, None):
+        for shift in (0, 1):
+            alignments = translator.align(sources, targets, rule=AlignmentRule(layer, shift))
+            for source, target, pairs in zip(sources, targets, alignments, strict=True):
+                assert sorted({j for _, j in pairs}) == list(range(len(target.split())))
+                assert all(0 <= i < len(source.split()) for i, _ in pairs)
+    batched = translator.align(sources, targets, batch_size=64)
+    assert [
+        translator.align([s], [t])[0] for s, t in zip(sources, targets, strict=True)
+    ] == batched  # padding
+
+
+def test_translate_aligned_counts_words_across_sentences(words):
+    [result] = translate_aligned(words, ["The red cat sees a dog.  Hello world!"])
+    assert result.target == "Le chat rouge voit un chien.  Bonjour monde!"
+    assert result.alignment == [(0, 0), (1, 2), (2, 1), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7)]
+
+
+def test_engines_without_attention_refuse_alignments(words):
+    class NoAttention(WordTranslator):
+        align = WordTranslator.__mro__[1].align  # the base class's: no alignments
+
+    engine = NoAttention(LEXICON)
+    with pytest.raises(UnsupportedFeature, match="torch engine"):
+        translate_aligned(engine, ["The cat."])
+    with pytest.raises(UnsupportedFeature):
+        translate_html(engine, ["<p>The <b>cat</b>.</p>"])
+    assert (
+        translate_aligned(engine, ["The cat."], alignments=False)[0].target == "Le chat."
+    )  # no glossary: fine
+
+
+# ---- glossaries
+
+
+def test_glossary_terms_match_whatever_the_case_and_inflection():
+    glossary = Glossary({"invoice": "facture", "pull request": "pull request", "company": "société"})
+    found = glossary.find_terms("Invoices, INVOICE's and the invoice. A pull request; companies.")
+    assert [(m.start, m.end, m.target) for m in found] == [
+        (0, 1, "facture"), (1, 2, "facture"), (4, 5, "facture"), (6, 8, "pull request"), (8, 9, "société"),
+    ]  # fmt: skip
+    assert glossary.find_terms("The invoiced amount is invoicing.")  # inflected verbs too
+    assert not glossary.find_terms("Voice, in voice.")
+
+
+def test_glossary_replaces_the_aligned_words_and_keeps_what_surrounds_them(words):
+    glossary = Glossary({"invoice": "facture", "big": "énorme"})
+    [result] = translate_aligned(words, ["Pay your invoice. The big dog."], glossary=glossary)
+    assert result.target == "Payez votre facture. Le chien énorme."
+    [result] = translate_aligned(words, ["Invoice please"], glossary=Glossary({"invoice": "facture"}))
+    assert result.target == "Facture svp"  # the capital of the sentence's first word kept
+
+
+def test_glossary_terms_of_several_words_and_insertion_where_nothing_is_aligned():
+    translation, alignment = apply_terms(
+        "le chat", [(0, 0), (2, 1)], Glossary({"big": "gros"}).find_terms("the big cat")
+    )
+    assert translation == "le gros chat"  # inserted after the word aligned to the source word before it
+    assert alignment == [(0, 0), (1, 1), (2, 2)]
+    translation, _ = apply_terms(
+        "vérifiez l'addition .",
+        [(0, 0), (1, 1), (2, 2)],
+        Glossary({"bill": "note"}).find_terms("check bill ."),
+    )
+    assert (
+        translation == "vérifiez le note ."
+    )  # the elided article written out (as "le": a glossary does not know the term's gender)
+    translation, _ = apply_terms(
+        "voici la facture", [(0, 0), (1, 2)], Glossary({"invoice": "facture"}).find_terms("here invoice")
+    )
+    assert translation == "voici la facture"  # already there: left alone
+    found = Glossary({"cat": "matou"}).find_terms("the cat is here")
+    translation, _ = apply_terms("le chat est ici .", [(0, 0), (1, 4), (2, 2), (3, 3)], found)
+    assert translation == "le matou chat est ici ."  # a full stop alone is never replaced: the term goes in
+
+
+def test_glossary_files_and_their_errors(tmp_path):
+    tsv = tmp_path / "terms.tsv"
+    tsv.write_text("# terms\ninvoice\tfacture\n\npull request\tpull request\n", encoding="utf-8")
+    assert len(Glossary.load(tsv)) == 2
+    json_file = tmp_path / "terms.json"
+    json_file.write_text('{"invoice": "facture"}', encoding="utf-8")
+    assert Glossary.load(json_file).find_terms("an invoice")[0].target == "facture"
+    tsv.write_text("invoice facture\n", encoding="utf-8")
+    with pytest.raises(GlossaryError, match="line 1: expected source<TAB>target"):
+        Glossary.load(tsv)
+    json_file.write_text('["invoice"]', encoding="utf-8")
+    with pytest.raises(GlossaryError, match="object of source term"):
+        Glossary.load(json_file)
+    with pytest.raises(GlossaryError, match="empty glossary term"):
+        Glossary({"invoice": " "})
+    with pytest.raises(GlossaryError, match="cannot read"):
+        Glossary.load(tmp_path / "missing.tsv")
+
+
+# ---- HTML
+
+
+def test_html_reader_gives_the_document_back_byte_for_byte():
+    document = (
+        '<!DOCTYPE html>\n<html lang="en"><head><style>p > b { x: "<i>" }</style></head>\r\n'
+        "<body><p class='a'  data-x=1>Tom &amp; Jerry&nbsp;&#233;<br/>x</p><!-- note --><?pi?>\n"
+        "<script>if (a < b) { s = '</p>' }</script></body></html>"
+    )
+    assert "".join(piece.raw for piece in read_pieces(document)) == document
+
+
+def test_html_keeps_everything_but_the_text_byte_for_byte(words):
+    document = (
+        '<!DOCTYPE html>\n<div class="x">\n  <p data-n="1">The cat</p>\n  <!-- the dog -->\n'
+        "  <pre>the cat</pre><code>the dog</code>\n  <script>var s = '<b>the cat</b>';</script>\n"
+        "  <style>p { color: red }</style>\n</div>\n"
+    )
+    expected = document.replace('<p data-n="1">The cat</p>', '<p data-n="1">Le chat</p>')
+    assert translate_html(words, [document]) == [expected]
+
+
+def test_html_moves_inline_tags_with_their_words(words):
+    [out] = translate_html(words, ['<p>The <b>red</b> <a href="/x?a=1&amp;b=2">cat</a> sees a dog.</p>'])
+    assert out == '<p>Le <a href="/x?a=1&amp;b=2">chat</a> <b>rouge</b> voit un chien.</p>'
+    [out] = translate_html(words, ["<p>Hello <em>big <strong>world</strong></em>!</p>"])
+    assert out == "<p>Bonjour <em><strong>monde</strong> grand</em>!</p>"  # nested: the child stays inside
+
+
+def test_html_translates_the_attributes_people_read(words):
+    [out] = translate_html(
+        words, ["<p title='The cat'><img src=a.png alt=\"a red dog\" width=3> the cat</p>"]
+    )
+    assert out == "<p title='Le chat'><img src=a.png alt=\"un chien rouge\" width=3> le chat</p>"
+
+
+def test_html_escapes_translated_text_and_keeps_entities_in_kept_parts(words):
+    [out] = translate_html(words, ["<p>the cat &amp; the dog &lt;3</p><pre>a &amp; b</pre>"])
+    assert out == "<p>le chat &amp; le chien &lt;3</p><pre>a &amp; b</pre>"
+
+
+def test_html_elements_across_blocks_stay_where_they_are(words):
+    document = "<b>the cat<p>the dog</p></b><i>hello</i>"  # <b> holds a block: it cannot move
+    [out] = translate_html(words, [document])
+    assert out == "<b>le chat<p>le chien</p></b><i>bonjour</i>"
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_html_shape_stays_well_formed_with_its_tags_and_translated(words, shape):
+    pairs = [("The red cat sees a dog.", ""), ("Hello big world!", "")]
+    build, seen = SHAPES[shape]
+    document = build(pairs[0][0], pairs[1][0])
+    [out] = translate_html(words, [document])
+    assert markup_problems(document, out) == []
+    expected = " ".join(words.translate_with_alignment(s)[0] for s, _ in pairs[:seen])
+    assert visible_text(out).replace("\xa0", " ").split() == expected.split()
+
+
+def test_html_output_is_well_formed_on_generated_fragments(words):
+    pairs = [
+        (" ".join(["the", "red", "cat", "sees", "a", "big", "dog."][: 3 + k % 5]), "") for k in range(20)
+    ]
+    for _, document, _ in fragments(pairs, 40):
+        [out] = translate_html(words, [document])
+        assert markup_problems(document, out) == [], (document, out)
+
+
+def test_html_that_is_not_well_formed_is_translated_without_error(words):
+    document = "<p>the cat <b>sees</p> the <i>dog</b></i> &bogus; <"
+    [out] = translate_html(words, [document])
+    assert "chat" in out and "chien" in out
