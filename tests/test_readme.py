@@ -93,7 +93,8 @@ def test_other_commands_name_what_exists():
 @pytest.fixture(scope="module")
 def readme_folder(trained, synthetic_fra_txt, tmp_path_factory) -> Path:
     """A working folder where README's commands find what they name: `runs/cpu` (the tiny trained model, with
-    three complete checkpoints), `test.en` / `test.fr`; the fra-eng data is the synthetic corpus."""
+    three complete checkpoints), `test.en` / `test.fr`, `talk.srt`, `terms.tsv`; the fra-eng data is the
+    synthetic corpus."""
     folder = tmp_path_factory.mktemp("readme")
     run = folder / "runs" / "cpu"
     shutil.copytree(trained, run)
@@ -102,6 +103,8 @@ def readme_folder(trained, synthetic_fra_txt, tmp_path_factory) -> Path:
         (run / f"checkpoint-{step}" / "trainer_state.json").write_text("{}")
     (folder / "test.en").write_text("how are you ?\nthe cat is here .\n")
     (folder / "test.fr").write_text("comment allez vous ?\nle chat est ici .\n")
+    (folder / "talk.srt").write_text("1\n00:00:01,000 --> 00:00:02,500\nhow are you ?\n\n")
+    (folder / "terms.tsv").write_text("invoice\tfacture\n")
     return folder
 
 
