@@ -162,6 +162,17 @@ def test_glossary_terms_of_several_words_and_insertion_where_nothing_is_aligned(
     assert translation == "le matou chat est ici ."  # a full stop alone is never replaced: the term goes in
 
 
+def test_a_glossary_term_with_its_article_fixes_the_models_article():
+    glossary = Glossary({"invoice": "la facture"})
+    alignment = [(0, 0), (1, 1), (2, 2), (3, 3)]
+    found = glossary.find_terms("The invoice is here .")
+    assert apply_terms("Le note est ici .", alignment, found)[0] == "La facture est ici ."
+    found = glossary.find_terms("Pay your invoice .")
+    assert apply_terms("Payez votre note .", alignment, found)[0] == "Payez votre facture ."
+    found = glossary.find_terms("Check invoice .")
+    assert apply_terms("Vérifiez l'addition .", alignment[:3], found)[0] == "Vérifiez la facture ."
+
+
 def test_glossary_files_and_their_errors(tmp_path):
     tsv = tmp_path / "terms.tsv"
     tsv.write_text("# terms\ninvoice\tfacture\n\npull request\tpull request\n", encoding="utf-8")

@@ -38,6 +38,8 @@ ELISIONS = {
 }
 """French elided words, and what they are written as before a term that begins with a consonant."""
 VOWELS = "aeiouyhàâäéèêëîïôöùûü"
+ARTICLES = frozenset({"le", "la", "les", "un", "une", "des"})
+"""French articles: a target term may begin with one, to say its gender."""
 
 
 class GlossaryError(ValueError):
@@ -142,9 +144,12 @@ def apply_terms(
     translation: str, alignment: Alignment, matches: Iterable[TermMatch]
 ) -> tuple[str, Alignment]:
     """`translation` with each matched term's target text put in place of the target words aligned to it
-    (the longest run of consecutive such words; a word of punctuation alone is never replaced), or after the target word aligned to the source word before
-    it where none is aligned; a term the translation already holds is left as it is. Returns the new
-    translation and its alignment (the term's words aligned to the term's source words)."""
+    (the longest run of consecutive such words; a word of punctuation alone is never replaced), or after the
+    target word aligned to the source word before it where none is aligned; a term the translation already
+    holds is left as it is. A target term may begin with its French article (`la facture`), which then replaces
+    the article before the replaced words (`le note` -> `la facture`) and is left out after another determiner
+    (`votre note` -> `votre facture`). Returns the new translation and its alignment (the term's words aligned
+    to the term's source words)."""
     target = translation.split()
     pairs = list(alignment)
     for match in sorted(matches, key=lambda m: -m.start):  # right to left: earlier indices stay valid
@@ -156,6 +161,11 @@ def apply_terms(
         aligned = sorted({j for i, j in pairs if match.start <= i < match.end and _bare(target[j])})
         if aligned:
             first, last = _longest_run(aligned)
+            if len(term_words) > 1 and term_words[0].lower() in ARTICLES:  # a term given with its article
+                if first > 0 and _bare(target[first - 1]) in ARTICLES:
+                    first -= 1  # replaces the model's article, whose gender may not be the term's
+                elif not _bare(target[first]).startswith(tuple(ELISIONS)):
+                    term_words = term_words[1:]  # the model wrote another determiner (votre, cette): keep it
             replaced = target[first : last + 1]
             new = _fit(term_words, replaced)
         else:
@@ -194,6 +204,8 @@ def _fit(term_words: list[str], replaced: list[str]) -> list[str]:
     words = list(term_words)
     body = first[len(lead) :].lower()
     for elided, written in ELISIONS.items():
+        if words[0].lower() in ARTICLES:  # the term brings its own article in place of the elided one
+            break
         if body.startswith(elided) and len(body) > len(elided):
             start = words[0][0].lower() in VOWELS
             words[0] = (elided if start else written) + words[0]
