@@ -28,7 +28,7 @@ from hf_seq2seq.evaluation.evaluate import evaluate_translations
 from hf_seq2seq.evaluation.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.models.folder import ModelFolderError, check_model_folder
 from hf_seq2seq.training.final_evaluation import TRANSLATIONS_FILE, decoding_problem
-from hf_seq2seq.training.time_budget import TimeBudgetCallback, TimeBudgetSchedule
+from hf_seq2seq.training.time_budget import BudgetSchedule, TrainingBudget
 from hf_seq2seq.training.trainer import TranslationTrainer
 
 
@@ -205,8 +205,8 @@ def test_model_folder_missing_files_is_named(tmp_path):
 
 
 def test_time_budget_schedule_warms_up_then_reaches_zero_when_the_budget_ends():
-    budget = TimeBudgetCallback(minutes=1.0)
-    schedule = TimeBudgetSchedule(warmup_steps=10, budget=budget)
+    budget = TrainingBudget(minutes=1.0)
+    schedule = BudgetSchedule(warmup_steps=10, budget=budget)
     assert schedule(0) == pytest.approx(0.1) and schedule(9) == pytest.approx(1.0)
     budget.elapsed = 30.0  # what on_step_end records (the slowest process's clock)
     assert schedule(100) == pytest.approx(0.5) and schedule(4) == pytest.approx(0.25)

@@ -11,6 +11,7 @@ from hf_seq2seq.errors import FolderError
 
 VERBS = {
     "train": "train a model and evaluate it on the test split (presets: cpu, cpu-long, gpu, tiny)",
+    "compare": "train recipes back to back for one budget and seeds; compare BLEU, chrF, tokens/s, latency",
     "evaluate": "translate a test set with a saved model and score it (BLEU, chrF)",
     "translate": "translate sentences given as arguments, or lines of stdin or a file",
     "export": "convert a saved model folder to CTranslate2 (int8, bfloat16, float32) for fast CPU serving",

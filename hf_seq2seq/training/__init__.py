@@ -2,6 +2,6 @@
 
 `recipe.run` runs the steps in order; `arguments` and `presets` hold its flags and their named defaults;
 `data_loading` the splits, `builders` the tokenizer and model, `saved_decoding` the generation config saved with
-the model, `trainer`, `time_budget` and `validation` the Trainer, its time budget and validation BLEU,
+the model, `trainer`, `time_budget` and `validation` the Trainer, its budget of time or tokens and validation BLEU,
 `final_evaluation` the test evaluation, `averaging` the average of a run's last checkpoints.
 """

@@ -78,13 +78,24 @@ class DataArguments:
     max_test_samples: int | None = None
     max_train_minutes: float | None = field(
         default=None,
-        metadata={"help": "stop training (with a last evaluation and checkpoint) after this long"},
+        metadata={
+            "help": "stop training (with a last evaluation and checkpoint) after this long (0: no time limit, "
+            "e.g. to train a preset for --max_train_tokens alone)"
+        },
+    )
+    max_train_tokens: int | None = field(
+        default=None,
+        metadata={
+            "help": "stop training (with a last evaluation and checkpoint) once it has trained on this many "
+            "tokens: source + target tokens, padding excluded, summed over processes (with "
+            "--max_train_minutes too, the budget that runs out first stops it)"
+        },
     )
     lr_decay_to_budget: bool = field(
         default=False,
         metadata={
-            "help": "with --max_train_minutes: after warmup, decay the learning rate linearly to 0 at the end of "
-            "the time budget (replaces --lr_scheduler_type)"
+            "help": "with --max_train_minutes or --max_train_tokens: after warmup, decay the learning rate "
+            "linearly to 0 at the end of the budget (the one that runs out first; replaces --lr_scheduler_type)"
         },
     )
 

@@ -40,7 +40,7 @@ from hf_seq2seq.training.final_evaluation import (
     final_model,
 )
 from hf_seq2seq.training.saved_decoding import greedy_generation_config, output_length_rule
-from hf_seq2seq.training.trainer import TranslationTrainer, build_trainer
+from hf_seq2seq.training.trainer import BudgetSeq2SeqTrainer, TranslationTrainer, build_trainer
 from hf_seq2seq.training.validation import validation_metrics
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def run(
     """Train, pick the best checkpoint by validation BLEU, save, evaluate on test. Returns the test metrics.
 
     Under `torchrun`/`accelerate launch` every process calls this; only process 0 evaluates on test and writes
-    the reports, and the other processes return `{train_runtime_s, global_step, world_size}` after training.
+    the reports, and the other processes return `train_and_save`'s facts after training.
     """
     final_args = final_args or FinalArguments()
     started = time.monotonic()
@@ -196,16 +196,20 @@ def set_up_trainer(
 
 def train_and_save(trainer: TranslationTrainer, checkpoint: str | None) -> dict:
     """Train (resuming from `checkpoint`), save the best model and the Trainer's state. Returns the facts
-    every process knows: `{train_runtime_s, global_step, world_size}`."""
+    every process knows: `{train_runtime_s, global_step, world_size}`, and under a budget of time or tokens
+    `train_tokens` (source + target tokens trained on by all processes, `hf_seq2seq.training.time_budget`)."""
     train_result = trainer.train(resume_from_checkpoint=checkpoint)
     trainer.save_model()  # the best checkpoint (load_best_model_at_end), on process 0, with the tokenizer
     trainer.save_state()
     trainer.end()  # the processes are done with each other: what follows runs on process 0 alone
-    return {
+    facts = {
         "train_runtime_s": train_result.metrics["train_runtime"],
         "global_step": trainer.state.global_step,
         "world_size": trainer.args.world_size,
     }
+    if isinstance(trainer, BudgetSeq2SeqTrainer):
+        facts["train_tokens"] = trainer.budget.tokens_trained
+    return facts
 
 
 def use_averaged_checkpoints(trainer: TranslationTrainer, last: int, has_validation: bool) -> dict:

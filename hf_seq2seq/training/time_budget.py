@@ -1,6 +1,10 @@
-"""Training for a time budget (`--max_train_minutes`): the callback that stops the run, the progress bar that
-shows the budget, and the learning-rate schedule that decays to 0 when the budget runs out
-(`--lr_decay_to_budget`, applied by `hf_seq2seq.training.trainer.TimeBudgetSeq2SeqTrainer`)."""
+"""Training for a budget of time (`--max_train_minutes`) or of training tokens (`--max_train_tokens`), or both:
+the callback that counts and stops the run, the progress bar that shows the budget, and the learning-rate
+schedule that decays to 0 when the budget runs out (`--lr_decay_to_budget`); the Trainer that feeds them the
+batches and applies the schedule is `hf_seq2seq.training.trainer.BudgetSeq2SeqTrainer`.
+
+A token budget makes runs on different machines, or on one machine on a busy day, train on the same data: a
+time budget measures the machine as much as the recipe."""
 
 import logging
 import time
@@ -13,69 +17,113 @@ from transformers.trainer_callback import ProgressCallback
 logger = logging.getLogger(__name__)
 
 
-class TimeBudgetCallback(TrainerCallback):
-    """Stop after `minutes` of training, with a final evaluation and checkpoint so the best model is kept.
+def batch_tokens(inputs: dict) -> torch.Tensor:
+    """The training tokens of a batch that a token budget counts: source tokens (`attention_mask`) plus target
+    tokens (`labels`, end-of-sentence included), padding excluded on both sides; the count of `hf-seq2seq
+    benchmark`'s training tokens/s."""
+    return inputs["attention_mask"].sum() + (inputs["labels"] != -100).sum()
 
-    With several processes the slowest clock decides (an all-reduce per step), so that all of them stop at the
-    same step: one that stopped alone would leave the others waiting in their next gradient all-reduce. The
-    same synchronised clock drives `TimeBudgetSchedule`, so every process applies the same learning rate.
+
+class TrainingBudget(TrainerCallback):
+    """Stop after `minutes` of training or `tokens` training tokens (`batch_tokens`, summed over processes),
+    whichever runs out first, with a final evaluation and checkpoint so the best model is kept. Either may be
+    None (or 0): no limit of that kind. Both count from the start of this training session (a resumed
+    run starts them anew).
+
+    With several processes the slowest clock and the sum of all processes' tokens decide (an all-reduce per
+    step), so that all of them stop at the same step: one that stopped alone would leave the others waiting in
+    their next gradient all-reduce. The same synchronised figures drive `BudgetSchedule`, so every process
+    applies the same learning rate.
     """
 
-    def __init__(self, minutes: float):
-        self.seconds = minutes * 60
+    def __init__(self, minutes: float | None = None, tokens: int | None = None):
+        if not (minutes or tokens):
+            raise ValueError("a training budget needs minutes or tokens")
+        self.seconds = minutes * 60 if minutes else None
+        self.tokens = tokens or None
         self.start = 0.0
         self.elapsed = 0.0
+        self.tokens_trained = 0  # by all processes, as of the last step's end
+        self._local_tokens = 0  # by this process (a tensor on its device once a batch is counted)
+
+    def count(self, inputs: dict) -> None:
+        """Add a batch that this process trains on (each micro-batch, under gradient accumulation)."""
+        self._local_tokens = self._local_tokens + batch_tokens(inputs)
 
     def fraction_left(self) -> float:
-        return max(0.0, 1.0 - self.elapsed / self.seconds)
+        """What is left of the budget that runs out first."""
+        used = [self.elapsed / self.seconds] if self.seconds else []
+        if self.tokens:
+            used.append(self.tokens_trained / self.tokens)
+        return max(0.0, 1.0 - max(used))
+
+    def describe(self) -> str:
+        """The budget used so far, e.g. "3.1/22.0 min, 1,200,000/5,000,000 tokens"."""
+        parts = []
+        if self.seconds:
+            parts.append(f"{min(self.elapsed, self.seconds) / 60:.1f}/{self.seconds / 60:.1f} min")
+        if self.tokens:
+            parts.append(f"{self.tokens_trained:,}/{self.tokens:,} tokens")
+        return ", ".join(parts)
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.monotonic()
+        self.tokens_trained, self._local_tokens = 0, 0
 
     def on_step_end(self, args, state, control, **kwargs):
         elapsed = time.monotonic() - self.start
+        tokens = torch.as_tensor(self._local_tokens, dtype=torch.int64, device=args.device)
         if args.world_size > 1:
             clock = torch.tensor(elapsed, dtype=torch.float64, device=args.device)
             torch.distributed.all_reduce(clock, op=torch.distributed.ReduceOp.MAX)
+            torch.distributed.all_reduce(tokens, op=torch.distributed.ReduceOp.SUM)
             elapsed = clock.item()
         self.elapsed = elapsed
-        if elapsed >= self.seconds:
+        self.tokens_trained += int(tokens.item())
+        self._local_tokens = 0
+        if self.seconds and elapsed >= self.seconds:
             logger.info("time budget of %.1f min reached at step %d", self.seconds / 60, state.global_step)
-            control.should_training_stop = True
-            control.should_evaluate = args.eval_strategy != "no"
-            control.should_save = True
+        elif self.tokens and self.tokens_trained >= self.tokens:
+            logger.info("token budget of %d tokens reached at step %d", self.tokens, state.global_step)
+        else:
+            return control
+        control.should_training_stop = True
+        control.should_evaluate = args.eval_strategy != "no"
+        control.should_save = True
         return control
 
 
-class TimeBudgetProgress(ProgressCallback):
-    """The training bar of a time-budgeted run: time used against the budget, with the steps so far (the
-    default bar counts towards `num_train_epochs`, which a budgeted run never reaches)."""
+class BudgetProgress(ProgressCallback):
+    """The training bar of a budgeted run: the share of the budget used, with the budget's figures and the steps
+    so far (the default bar counts towards `num_train_epochs`, which a budgeted run never reaches)."""
 
-    def __init__(self, budget: TimeBudgetCallback):
+    def __init__(self, budget: TrainingBudget):
         super().__init__()
         self.budget = budget
 
     def on_train_begin(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
             self.training_bar = tqdm(
-                total=self.budget.seconds / 60,
-                unit="min",
-                bar_format="{percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} min of the time budget{postfix}",
+                total=100,
+                bar_format="{percentage:3.0f}%|{bar}| of the budget{postfix}",
                 dynamic_ncols=True,
             )
 
     def on_step_end(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
-            self.training_bar.n = min(self.budget.elapsed, self.budget.seconds) / 60
-            self.training_bar.set_postfix_str(f"step {state.global_step}", refresh=True)
+            self.training_bar.n = 100 * (1.0 - self.budget.fraction_left())
+            self.training_bar.set_postfix_str(
+                f"{self.budget.describe()}, step {state.global_step}", refresh=True
+            )
 
 
-class TimeBudgetSchedule:
-    """Learning-rate factor: linear warmup over `warmup_steps`, times a linear decay over the time budget that
-    reaches 0 when it runs out. Under a time budget the number of steps is unknown in advance, and ending at
-    learning rate 0 is worth much more than the slowly decaying tail of inverse-square-root."""
+class BudgetSchedule:
+    """Learning-rate factor: linear warmup over `warmup_steps`, times a linear decay over the budget that reaches
+    0 when it runs out (the one that runs out first, when both are set). Under a budget the number of steps is
+    unknown in advance, and ending at learning rate 0 is worth much more than the slowly decaying tail of
+    inverse-square-root."""
 
-    def __init__(self, warmup_steps: int, budget: TimeBudgetCallback):
+    def __init__(self, warmup_steps: int, budget: TrainingBudget):
         self.warmup_steps = warmup_steps
         self.budget = budget
 

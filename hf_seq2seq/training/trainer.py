@@ -1,7 +1,8 @@
 """The `Seq2SeqTrainer` subclasses of `hf-seq2seq train` and the function that builds the one a run needs.
 
 `TranslationTrainer` validates with the saved length rule and leaves the model's generation config alone;
-`TimeBudgetSeq2SeqTrainer` adds the learning-rate schedule of `hf_seq2seq.training.time_budget`.
+`BudgetSeq2SeqTrainer` adds the budget of time or tokens of `hf_seq2seq.training.time_budget` and its
+learning-rate schedule.
 """
 
 import copy
@@ -21,7 +22,7 @@ from transformers.trainer_callback import ProgressCallback
 
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
 from hf_seq2seq.training.arguments import DataArguments
-from hf_seq2seq.training.time_budget import TimeBudgetCallback, TimeBudgetProgress, TimeBudgetSchedule
+from hf_seq2seq.training.time_budget import BudgetProgress, BudgetSchedule, TrainingBudget
 
 
 class TranslationTrainer(Seq2SeqTrainer):
@@ -86,18 +87,24 @@ class TranslationTrainer(Seq2SeqTrainer):
             issue_warnings(load_result)
 
 
-class TimeBudgetSeq2SeqTrainer(TranslationTrainer):
-    """A `Seq2SeqTrainer` that stops when `budget` runs out and whose learning rate follows `TimeBudgetSchedule`."""
+class BudgetSeq2SeqTrainer(TranslationTrainer):
+    """A `Seq2SeqTrainer` that stops when `budget` runs out (it counts every batch trained on, for a token
+    budget), and whose learning rate follows `BudgetSchedule` if `decay_to_budget`."""
 
-    def __init__(self, *args, budget: TimeBudgetCallback, **kwargs):
+    def __init__(self, *args, budget: TrainingBudget, decay_to_budget: bool, **kwargs):
         super().__init__(*args, callbacks=[budget], **kwargs)
         self.budget = budget
+        self.decay_to_budget = decay_to_budget
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        self.budget.count(inputs)
+        return super().training_step(model, inputs, num_items_in_batch)
 
     def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
-        if self.lr_scheduler is None:
-            schedule = TimeBudgetSchedule(self.args.get_warmup_steps(num_training_steps), self.budget)
+        if self.lr_scheduler is None and self.decay_to_budget:
+            schedule = BudgetSchedule(self.args.get_warmup_steps(num_training_steps), self.budget)
             self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, schedule)
-        return self.lr_scheduler
+        return super().create_scheduler(num_training_steps, optimizer)
 
 
 def build_trainer(
@@ -109,14 +116,15 @@ def build_trainer(
     validation: Dataset | None,
     compute_metrics: Callable[[EvalPrediction], dict[str, float]] | None,
 ) -> TranslationTrainer:
-    """The Trainer of a run: with `--max_train_minutes`, one that stops when the time is up (and shows the time
-    in its progress bar), whose learning rate decays to the budget's end with `--lr_decay_to_budget`."""
+    """The Trainer of a run: with `--max_train_minutes` or `--max_train_tokens`, one that stops when the budget
+    is spent (and shows it in its progress bar), whose learning rate decays to the budget's end with
+    `--lr_decay_to_budget`."""
     trainer_kwargs: dict = {}
     budget = None
-    if data_args.max_train_minutes:
-        budget = TimeBudgetCallback(data_args.max_train_minutes)
-        trainer_kwargs = {"budget": budget} if data_args.lr_decay_to_budget else {"callbacks": [budget]}
-    trainer_class = TimeBudgetSeq2SeqTrainer if "budget" in trainer_kwargs else TranslationTrainer
+    if data_args.max_train_minutes or data_args.max_train_tokens:
+        budget = TrainingBudget(data_args.max_train_minutes, data_args.max_train_tokens)
+        trainer_kwargs = {"budget": budget, "decay_to_budget": data_args.lr_decay_to_budget}
+    trainer_class = BudgetSeq2SeqTrainer if budget is not None else TranslationTrainer
     trainer = trainer_class(
         model=model,
         args=training_args,
@@ -129,5 +137,5 @@ def build_trainer(
     )
     if budget is not None and not training_args.disable_tqdm:
         trainer.remove_callback(ProgressCallback)
-        trainer.add_callback(TimeBudgetProgress(budget))
+        trainer.add_callback(BudgetProgress(budget))
     return trainer
