@@ -217,6 +217,21 @@ def test_onnxruntime_engine_translates_as_the_torch_engine(exported, tmp_path, c
     assert capsys.readouterr().out.splitlines() == translate(torch_engine, texts, split_sentences=True)
 
 
+def test_onnxruntime_engine_scores_and_gives_hypotheses_as_the_torch_engine(exported):
+    """`Translator.score` (confidence) and `translate_hypotheses` (alternatives) on the export: the torch
+    engine's teacher-forced pass and beam search, run by ONNX Runtime."""
+    folder, export = exported
+    torch_engine, onnx_engine = load_translator(folder), load_translator(export, engine="onnxruntime")
+    targets = torch_engine.translate_sentences(SOURCES)
+    expected = torch_engine.score(SOURCES + [""], targets + ["x"], batch_size=2)
+    got = onnx_engine.score(SOURCES + [""], targets + ["x"], batch_size=2)
+    assert [s.tokens for s in got] == [s.tokens for s in expected] and got[-1].tokens == 0
+    assert [s.log_prob for s in got] == pytest.approx([s.log_prob for s in expected], abs=1e-3)
+    hypotheses = onnx_engine.translate_hypotheses(SOURCES, 3, batch_size=2)
+    assert hypotheses == torch_engine.translate_hypotheses(SOURCES, 3, batch_size=2)
+    assert all(len(h) == 3 for h in hypotheses)
+
+
 def test_push_with_onnx_puts_the_export_where_transformers_js_looks(exported, tmp_path, monkeypatch):
     """`hf-seq2seq push --with-onnx`: the graphs and their Marian-type config in the repository's onnx/, the
     PyTorch model untouched at the top, a card that shows both loaders, and what the card's Python downloads

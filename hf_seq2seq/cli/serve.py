@@ -24,6 +24,9 @@ from ._common import (
 )
 
 API_KEYS_ENV = "HF_SEQ2SEQ_API_KEYS"
+GRACEFUL_TIMEOUT_S = 30.0
+"""How long SIGTERM waits for accepted requests: gunicorn's default, so one slow client cannot hold a
+shutdown."""
 BATCHING_FLAGS = (  # flag, the ServeConfig field it sets (its default and type), help
     ("--max-batch-size", "max_batch_sentences", "most sentences per model call"),
     (
@@ -50,6 +53,18 @@ BATCHING_FLAGS = (  # flag, the ServeConfig field it sets (its default and type)
     ("--max-chars", "max_chars", "most characters per request (413)"),
     ("--max-texts", "max_texts", "most texts (q entries) per request (413)"),
     ("--max-beams", "max_beams", "largest num_beams a request may ask for"),
+    (
+        "--alternatives-limit",
+        "alternatives_limit",
+        "most alternatives a request may ask for (400 past it; below --max-beams: each is one more beam; "
+        "default 3, what LibreTranslate's web page asks for)",
+    ),
+    (
+        "--batch-timeout",
+        "batch_timeout_s",
+        "seconds a model call may take: past it its requests get 504, the queue 503, and /health says stalled "
+        "until it returns",
+    ),
     ("--max-glossary-terms", "max_glossary_terms", "most terms in a request's glossary (413; default 1000)"),
     ("--max-file-bytes", "max_file_bytes", "largest file /translate_file takes (413; default 5 MiB)"),
     (
@@ -63,12 +78,15 @@ BATCHING_FLAGS = (  # flag, the ServeConfig field it sets (its default and type)
 def build_parser() -> argparse.ArgumentParser:
     p = parser(
         "serve",
-        "Serve a model over HTTP: LibreTranslate's POST /translate (JSON or form; q a string or a list; format "
-        "text or html; an optional glossary of source term -> target term), POST /translate_file (multipart: "
-        "a .txt, .html, .srt, .vtt or .docx file) with GET /download_file/<name>, GET /languages, GET /health "
-        "(200 once the model is loaded) and GET /metrics (Prometheus). Concurrent requests are split into "
-        "sentences and merged into model batches. SIGTERM stops accepting, answers every accepted request, then "
-        'exits. Needs the serve extra: pip install "hf_seq2seq[serve]" (and for --ray: "hf_seq2seq[ray]").',
+        "Serve a model over HTTP: LibreTranslate's POST /translate (JSON or form; q a string or a list; source "
+        "or auto, detected; format text or html; alternatives; this server's confidence and glossary of source "
+        "term -> target term), POST /translate_file (multipart: a .txt, .html, .srt, .vtt or .docx file) with "
+        "GET /download_file/<name>, POST /detect, GET /languages, GET /frontend/settings, GET /health (200 once "
+        "the model is loaded) and GET /metrics (Prometheus); LibreTranslate's request, character and batch "
+        "limits, per API key from a keys file re-read when it changes. Concurrent requests are split into "
+        "sentences and merged into model batches. SIGTERM stops accepting, answers the accepted requests (at "
+        'most --graceful-timeout s), then exits. Needs the serve extra: pip install "hf_seq2seq[serve]" (and '
+        'for --ray: "hf_seq2seq[ray]").',
         "hf-seq2seq serve runs/cpu --port 5000\n  curl -s localhost:5000/translate -H 'Content-Type: "
         'application/json\' -d \'{"q": "How are you?", "source": "en", "target": "fr"}\'\n'
         "  curl -s localhost:5000/translate_file -F file=@notes.srt -F source=en -F target=fr",
@@ -90,8 +108,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--api-keys-file",
-        help=f"a file of API keys, one per line: /translate and /translate_file then need one in their api_key "
-        f"field (403 otherwise); ${API_KEYS_ENV} (comma-separated) adds more",
+        help="a file of API keys, one per line, each optionally followed by its own requests per minute and "
+        "characters per text (- for the server's): /translate, /translate_file and /detect then need one in "
+        f"their api_key field (403 otherwise); re-read when it changes; ${API_KEYS_ENV} (comma-separated) adds "
+        "more",
+    )
+    limits = p.add_argument_group("LibreTranslate's limits (default: none)")
+    for flag, help in (
+        (
+            "--req-limit",
+            "most requests per minute per client (its API key when keys are configured, else its address), a "
+            "request counting one per text: 429 past it",
+        ),
+        ("--char-limit", "most characters in each text of a request: 400 past it"),
+        ("--batch-limit", "most texts in one request: 400 past it"),
+    ):
+        limits.add_argument(flag, type=int, default=None, help=help)
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web origin whose pages may call the API from a browser, e.g. https://example.org; '*' for any, "
+        "as LibreTranslate answers (default: none); repeatable",
     )
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
     batching = p.add_argument_group("batching, limits and translated files")
@@ -107,8 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--graceful-timeout",
         type=float,
-        default=None,
-        help="on SIGTERM, wait at most this many seconds for accepted requests (default: until all are answered)",
+        default=GRACEFUL_TIMEOUT_S,
+        help="on SIGTERM, wait at most this many seconds for accepted requests, then close their connections "
+        f"(default {GRACEFUL_TIMEOUT_S:g})",
     )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.add_argument("--access-log", action="store_true", help="log every request (uvicorn's access log)")
@@ -141,19 +181,27 @@ def add_ray_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def api_keys(path: str | None) -> frozenset[str]:
-    keys = [key.strip() for key in os.environ.get(API_KEYS_ENV, "").split(",")]
-    if path:
-        keys += [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()]
-    return frozenset(key for key in keys if key and not key.startswith("#"))
+def api_keys() -> frozenset[str]:
+    """The keys of ${API_KEYS_ENV} (comma-separated)."""
+    return frozenset(key.strip() for key in os.environ.get(API_KEYS_ENV, "").split(",") if key.strip())
 
 
 def serve_config(args: argparse.Namespace) -> ServeConfig:
-    """The service's settings from the batching flags, the API keys and the decoding flags."""
+    """The service's settings from the batching and limit flags, the API keys and the decoding flags; a keys
+    file that cannot be read or parsed ends the command with the reason."""
+    from hf_seq2seq.serving.limits import ApiKeys, KeysFileError
+
     flags = {name: getattr(args, flag[2:].replace("-", "_")) for flag, name, _ in BATCHING_FLAGS}
+    keys_file = str(Path(args.api_keys_file).resolve()) if args.api_keys_file else None
+    try:
+        ApiKeys(path=keys_file)
+    except KeysFileError as error:
+        raise SystemExit(f"hf-seq2seq serve: {error}") from None
     return ServeConfig(
-        **flags, file_dir=args.file_dir, api_keys=api_keys(args.api_keys_file), decoding=decoding_from(args)
-    )
+        **flags, req_limit=args.req_limit, char_limit=args.char_limit, batch_limit=args.batch_limit,
+        file_dir=args.file_dir, api_keys=api_keys(), api_keys_file=keys_file, cors_origins=tuple(args.cors_origin),
+        decoding=decoding_from(args),
+    )  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
             f"({export_quantization(args.model)})"
         )
     setup_logging()
-    config = serve_config(args)
+    try:
+        config = serve_config(args)
+    except ValueError as error:  # limits that do not go together
+        p.error(str(error))
     loader_args = dict(
         folder=str(Path(args.model).resolve()),
         engine=args.engine,
@@ -231,7 +282,10 @@ def check_folder(folder: str, engine: str) -> None:
                 f"(no {EXPORT_FILE})"
             )
         return
-    if engine != "torch":  # its loader checks its own folder
+    if engine == "onnxruntime":
+        from hf_seq2seq.export.folder import check_onnx_export
+
+        check_onnx_export(folder)  # a NotAnOnnxExport ends the command with its message
         return
     from hf_seq2seq.models.folder import check_model_folder
 

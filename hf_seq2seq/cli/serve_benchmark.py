@@ -1,5 +1,7 @@
 """`hf-seq2seq serve-benchmark`: load-test `hf-seq2seq serve` on localhost beside the engine's offline speed."""
 
+import json
+
 from ._common import add_engine_argument, add_precision_argument, parser, print_result, quiet_transformers
 
 QUICK = dict(concurrency=[1, 8], duration=2.0, warmup=0.5, offline_batch_sizes=[1, 8], offline_seconds=1.0)
@@ -34,14 +36,38 @@ def build_parser():
         metavar="OPTION",
         help="pass an option to `hf-seq2seq serve`, e.g. --server-option=--max-batch-size=32; repeatable",
     )
+    p.add_argument(
+        "--request-field",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a field every request sends beside q, its value as JSON, e.g. --request-field alternatives=3 "
+        "--request-field confidence=true; repeatable",
+    )
     p.add_argument("--log-dir", help="where the server's log goes (default: a temporary folder)")
     p.add_argument("--json", default=None, help="also write the result here")
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
     return p
 
 
+def request_fields(p, items: list[str]) -> dict:
+    """The ``--request-field NAME=JSON`` items as a dict (a usage error for one that is not)."""
+    fields = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            if not (sep and name):
+                raise ValueError
+            fields[name] = json.loads(value)
+        except ValueError:
+            p.error(f"--request-field takes NAME=JSON, e.g. alternatives=3; got {item!r}")
+    return fields
+
+
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
+    fields = request_fields(p, args.request_field)
     quiet_transformers()
     from hf_seq2seq.serving.loadtest import format_result, load_sentences, run_serve_benchmark
 
@@ -62,6 +88,7 @@ def main(argv: list[str] | None = None) -> dict:
         sentences,
         server_options=tuple(args.server_option),
         log_dir=args.log_dir,
+        request_fields=fields,
         **settings,
     )
     return print_result(result, format_result(result), args.json)

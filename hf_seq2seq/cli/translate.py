@@ -58,6 +58,12 @@ def build_parser():
         help="print each translation, a TAB, and its word alignment as Pharaoh i-j pairs (source word i, target "
         "word j, counting whitespace-separated words from 0)",
     )
+    p.add_argument(
+        "--scores",
+        action="store_true",
+        help="print each translation, a TAB, and the model's confidence in it: exp of the mean log-probability of "
+        "its tokens, 0 to 1 (after the alignment with --alignments)",
+    )
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
     p.add_argument(
@@ -83,10 +89,12 @@ def check_arguments(p, args) -> None:
             )
         if args.format != "text":
             p.error("--format is for texts: a document's format is its extension")
-        if args.alignments:
-            p.error("--alignments is for texts: a document is written with its formatting instead")
-    if args.alignments and args.format != "text":
-        p.error("--alignments is for plain text (--format text)")
+        for flag in ("alignments", "scores"):
+            if getattr(args, flag):
+                p.error(f"--{flag} is for texts: a document is written with its formatting instead")
+    for flag in ("alignments", "scores"):
+        if getattr(args, flag) and args.format != "text":
+            p.error(f"--{flag} is for plain text (--format text)")
 
 
 def main(argv: list[str] | None = None) -> list[str]:
@@ -138,7 +146,7 @@ def run(args) -> list[str]:
         from hf_seq2seq.formats.markup import translate_html
 
         lines = translate_html(translator, texts, glossary=glossary, **options)
-    elif glossary or args.alignments:
+    elif glossary or args.alignments or args.scores:
         from hf_seq2seq.engines.alignment import pharaoh
         from hf_seq2seq.formats.aligned import translate_aligned
 
@@ -147,10 +155,18 @@ def run(args) -> list[str]:
             texts,
             glossary=glossary,
             alignments=args.alignments,
+            scores=args.scores,
             split=not args.no_split,
             **options,
         )
-        lines = [f"{r.target}\t{pharaoh(r.alignment)}" if args.alignments else r.target for r in results]
+        lines = [
+            "\t".join(
+                [r.target]
+                + ([pharaoh(r.alignment)] if args.alignments else [])
+                + ([f"{r.score.confidence:.4f}" if r.score.tokens else ""] if args.scores else [])
+            )
+            for r in results
+        ]
     else:
         from hf_seq2seq.engines.base import translate
 

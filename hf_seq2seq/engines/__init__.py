@@ -2,6 +2,7 @@
 
 * :mod:`hf_seq2seq.engines.base`: the `Translator` interface every engine implements, and `translate`.
 * :mod:`hf_seq2seq.engines.decoding`: the decoding settings all engines share (`Decoding`), batching by length.
+* :mod:`hf_seq2seq.engines.scoring`: `Score`, how sure the model is of a translation (`Translator.score`).
 * :mod:`hf_seq2seq.engines.torch_engine`: the model folder in torch (fp32, bf16, int8), with
   :mod:`~hf_seq2seq.engines.packed_weights` (its faster Linear layers for greedy search) and
   :mod:`~hf_seq2seq.engines.cpu_features` (what the CPU can do).

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.scoring import Score
 
 if TYPE_CHECKING:
     from transformers import GenerationConfig, PreTrainedTokenizerBase
@@ -91,6 +92,29 @@ class Translator(ABC):
         raise UnsupportedFeature(
             f"the {self.engine} engine gives no word alignments (needed for --alignments, markup and glossaries): "
             "use the torch engine with the model folder"
+        )
+
+    def translate_hypotheses(
+        self,
+        sentences: Sequence[str],
+        count: int,
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+    ) -> list[list[str]]:
+        """The `count` best translations of each sentence, best first: beam search with at least `count` beams
+        (more when `decoding` or the saved decoding asks for more), as `translate_sentences` otherwise decodes;
+        a blank sentence gets `[""]`. Two hypotheses may read the same once decoded. Engines that cannot
+        return several hypotheses raise `UnsupportedFeature`."""
+        raise UnsupportedFeature(f"the {self.engine} engine gives no alternative translations")
+
+    def score(self, sources: Sequence[str], targets: Sequence[str], batch_size: int = 64) -> list[Score]:
+        """How likely the model finds each `target` as the translation of its `source`
+        (`hf_seq2seq.engines.scoring`): the target forced token by token, its end token included; a blank
+        source or target scores `NO_SCORE`. Sources and targets are cut to the model's positions. Engines that
+        cannot score raise `UnsupportedFeature`."""
+        raise UnsupportedFeature(
+            f"the {self.engine} engine gives no scores (needed for --scores and confidence)"
         )
 
     def settings(self, decoding: Decoding | None = None) -> dict:

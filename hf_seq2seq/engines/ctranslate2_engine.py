@@ -23,6 +23,7 @@ except ImportError as error:  # an optional extra
     ) from error
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
+from hf_seq2seq.engines.scoring import NO_SCORE, Score
 from hf_seq2seq.export.folder import EXPORT_FILE
 from hf_seq2seq.models.folder import ExportError
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
@@ -125,6 +126,31 @@ class CTranslate2Translator(Translator):
     ) -> list[str]:
         """Translations of `sentences` (`Translator.translate_sentences`): the same batches, blank lines,
         truncation and length limit as the torch engine, the saved decoding unless `decoding` says."""
+        return self._translate(sentences, batch_size, decoding, max_source_length, progress)
+
+    def translate_hypotheses(
+        self,
+        sentences: Sequence[str],
+        count: int,
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+    ) -> list[list[str]]:
+        """Each sentence's `count` best translations (`Translator.translate_hypotheses`): CTranslate2's
+        `num_hypotheses`, with at least `count` beams."""
+        out = self._translate(sentences, batch_size, decoding, max_source_length, False, count)
+        return [list(each) for each in out]
+
+    def _translate(
+        self,
+        sentences: Sequence[str],
+        batch_size: int,
+        decoding: Decoding | None,
+        max_source_length: int | None,
+        progress: bool,
+        hypotheses: int | None = None,
+    ) -> list[str] | list[tuple[str, ...]]:
+        """`translate_sentences`, or with `hypotheses` a tuple of that many best translations per sentence."""
         decoding = decoding or Decoding()
         if decoding.compile:
             raise ValueError("compiled decoding (--compile) is for the torch engine; CTranslate2 has its own")
@@ -141,13 +167,14 @@ class CTranslate2Translator(Translator):
         min_new_tokens = config.min_new_tokens or max(saved(config, "min_length") - 1, 0)
         max_source_length = max_source_length or self.max_source_length
 
-        def translate_batch(batch: list[str]) -> list[str]:
+        def translate_batch(batch: list[str]) -> list:
             ids = self.tokenizer(batch, max_length=max_source_length, truncation=True)["input_ids"]
             # S: the padded source length
             limit = new_token_limit(config, max(map(len, ids)), decoding, self.max_source_length)
             results = self.translator.translate_batch(
                 [self.tokenizer.convert_ids_to_tokens(row) for row in ids],
-                beam_size=num_beams,
+                beam_size=max(num_beams, hypotheses or 1),
+                num_hypotheses=hypotheses or 1,
                 length_penalty=length_penalty,
                 max_decoding_length=limit,
                 min_decoding_length=min(min_new_tokens, limit),  # the limit wins, as in generate()
@@ -155,12 +182,45 @@ class CTranslate2Translator(Translator):
                 no_repeat_ngram_size=no_repeat_ngram_size,
                 max_input_length=0,  # truncated above, as the PyTorch path does
             )
-            outputs = [self.tokenizer.convert_tokens_to_ids(result.hypotheses[0]) for result in results]
-            return [text.strip() for text in self.tokenizer.batch_decode(outputs, skip_special_tokens=True)]
+            if hypotheses is None:
+                return [self._decode(result.hypotheses[0]) for result in results]
+            return [tuple(map(self._decode, result.hypotheses)) for result in results]
 
         return translate_in_batches(
-            self.tokenizer, sentences, batch_size, max_source_length, translate_batch, progress
+            self.tokenizer, sentences, batch_size, max_source_length, translate_batch, progress,
+            blank=("",) if hypotheses else "",
+        )  # fmt: skip
+
+    def _decode(self, tokens: list[str]) -> str:
+        ids = self.tokenizer.convert_tokens_to_ids(tokens)
+        return self.tokenizer.decode(ids, skip_special_tokens=True).strip()
+
+    def score(self, sources: Sequence[str], targets: Sequence[str], batch_size: int = 64) -> list[Score]:
+        """Each pair's `Score` (`Translator.score`) by CTranslate2's `score_batch`, which forces the target after
+        the decoder's start token and scores its tokens and the end token it adds."""
+        if len(sources) != len(targets):
+            raise ValueError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
+        limit = self.max_source_length
+        out = [NO_SCORE] * len(sources)
+        todo = [i for i, (s, t) in enumerate(zip(sources, targets, strict=True)) if s.strip() and t.strip()]
+        if not todo:
+            return out
+        source = self.tokenizer([sources[i] for i in todo], max_length=limit, truncation=True)["input_ids"]
+        target = self.tokenizer(
+            text_target=[targets[i] for i in todo],
+            max_length=limit - 1,
+            truncation=True,
+            add_special_tokens=False,
+        )["input_ids"]  # the end token is CTranslate2's to add
+        results = self.translator.score_batch(
+            [self.tokenizer.convert_ids_to_tokens(row) for row in source],
+            [self.tokenizer.convert_ids_to_tokens(row) for row in target],
+            max_batch_size=batch_size,
+            max_input_length=0,
         )
+        for i, result in zip(todo, results, strict=True):
+            out[i] = Score(sum(result.log_probs), len(result.log_probs))
+        return out
 
     def describe(self) -> dict:
         return {"quantization": self.precision}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from tqdm.auto import tqdm
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from transformers import CompileConfig, PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def compile_config() -> CompileConfig:
@@ -86,11 +87,12 @@ def translate_in_batches(
     sentences: Sequence[str],
     batch_size: int,
     max_source_length: int,
-    translate_batch: Callable[[list[str]], list[str]],
+    translate_batch: Callable[[list[str]], list[T]],
     progress: bool = False,
-) -> list[str]:
+    blank: T = "",
+) -> list[T]:
     """What every engine shares: `translate_batch` (which truncates to `max_source_length` tokens) runs on
-    batches of sentences of similar length; blank sentences translate to "" without it; a warning names
+    batches of sentences of similar length; blank sentences translate to `blank` without it; a warning names
     the sentences that are truncated. Returns the translations in the order of `sentences`."""
     if not sentences:  # e.g. only blank texts, split into no sentence (a tokenizer refuses an empty list)
         return []
@@ -105,7 +107,7 @@ def translate_in_batches(
             len(encoded[too_long[0]]),
         )
     todo = sorted((i for i, s in enumerate(sentences) if s.strip()), key=lambda i: len(encoded[i]))
-    out = [""] * len(sentences)
+    out = [blank] * len(sentences)
     for start in tqdm(
         range(0, len(todo), batch_size), desc="translating", unit="batch", disable=not progress
     ):

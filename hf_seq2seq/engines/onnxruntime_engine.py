@@ -34,7 +34,8 @@ except ImportError as error:  # an optional extra
     ) from error
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
-from hf_seq2seq.engines.torch_engine import generate_translations
+from hf_seq2seq.engines.scoring import Score
+from hf_seq2seq.engines.torch_engine import generate_translations, score_with_model
 from hf_seq2seq.export.folder import GRAPH_SUFFIXES, OnnxExport, cache_names, check_onnx_export
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME, cache_argument
 
@@ -193,3 +194,23 @@ class OnnxTranslator(Translator):
             return generate_translations(
                 self.model, self.tokenizer, sentences, batch_size, decoding, max_source_length, progress
             )
+
+    def translate_hypotheses(
+        self,
+        sentences: Sequence[str],
+        count: int,
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+    ) -> list[list[str]]:
+        with torch.inference_mode():
+            return generate_translations(
+                self.model, self.tokenizer, sentences, batch_size, decoding or Decoding(), max_source_length,
+                False, hypotheses=count,
+            )  # fmt: skip
+
+    def score(self, sources: Sequence[str], targets: Sequence[str], batch_size: int = 64) -> list[Score]:
+        """Each pair's `Score` (`Translator.score`): the torch engine's teacher-forced pass, each batch one run of
+        the merged decoder without its cache."""
+        with torch.inference_mode():
+            return score_with_model(self.model, self.tokenizer, sources, targets, batch_size)

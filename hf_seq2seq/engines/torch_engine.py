@@ -28,6 +28,7 @@ from hf_seq2seq.engines.base import TORCH_PRECISIONS, Translator
 from hf_seq2seq.engines.cpu_features import cpu_supports
 from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
 from hf_seq2seq.engines.packed_weights import use_packed_weights
+from hf_seq2seq.engines.scoring import NO_SCORE, Score
 from hf_seq2seq.models.folder import check_model_folder
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
 
@@ -166,6 +167,24 @@ class TorchTranslator(Translator):
         )
 
     @torch.inference_mode()
+    def translate_hypotheses(
+        self,
+        sentences: Sequence[str],
+        count: int,
+        batch_size: int = 64,
+        decoding: Decoding | None = None,
+        max_source_length: int | None = None,
+    ) -> list[list[str]]:
+        return generate_translations(
+            self.model, self.tokenizer, sentences, batch_size, decoding or Decoding(), max_source_length,
+            False, hypotheses=count,
+        )  # fmt: skip
+
+    @torch.inference_mode()
+    def score(self, sources: Sequence[str], targets: Sequence[str], batch_size: int = 64) -> list[Score]:
+        return score_with_model(self.model, self.tokenizer, sources, targets, batch_size)
+
+    @torch.inference_mode()
     def align(
         self,
         sources: Sequence[str],
@@ -232,11 +251,15 @@ def generate_translations(
     decoding: Decoding,
     max_source_length: int | None,
     progress: bool,
-) -> list[str]:
+    hypotheses: int | None = None,
+) -> list[str] | list[list[str]]:
     """Translations of `sentences` by `model.generate()` with `decoding`, in batches of similar length
     (`translate_in_batches`), sources cut to `max_source_length` tokens (default: the model's positions), the
     saved length rule applied when `decoding` fixes no length: the decoding of every engine that runs a
-    transformers `GenerationMixin` model (the torch engine's, ONNX Runtime's)."""
+    transformers `GenerationMixin` model (the torch engine's, ONNX Runtime's).
+
+    With `hypotheses` (`Translator.translate_hypotheses`), a list per sentence of its `hypotheses` best
+    translations, best first: beam search with at least that many beams (`num_return_sequences`)."""
     max_source_length = max_source_length or model.config.max_position_embeddings
     if decoding.compile and precision_of(model) == "int8":
         raise ValueError(
@@ -253,9 +276,58 @@ def generate_translations(
             limit = length_rule_limit(model.generation_config, inputs["input_ids"].shape[-1])
             if limit is not None:
                 kwargs["max_new_tokens"] = limit
+        if hypotheses:
+            beams = kwargs.get("num_beams") or model.generation_config.num_beams or 1
+            kwargs |= {"num_beams": max(beams, hypotheses), "num_return_sequences": hypotheses}
         generated = model.generate(**inputs, **kwargs)
-        return [text.strip() for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
+        texts = [text.strip() for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
+        if hypotheses:  # generate() returns each sentence's hypotheses one after the other, best first
+            return [texts[i : i + hypotheses] for i in range(0, len(texts), hypotheses)]
+        return texts
 
-    return translate_in_batches(
-        tokenizer, sentences, batch_size, max_source_length, translate_batch, progress
+    out = translate_in_batches(
+        tokenizer, sentences, batch_size, max_source_length, translate_batch, progress,
+        blank=("",) if hypotheses else "",
+    )  # fmt: skip
+    return [list(each) for each in out] if hypotheses else out
+
+
+def score_with_model(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    batch_size: int = 64,
+) -> list[Score]:
+    """The `Score` of each `(source, target)` pair (`Translator.score`) from one teacher-forced forward pass per
+    batch, pairs sorted by length: the decoder reads `[decoder start] + target tokens` less the last, and each
+    position's log-softmax is read at the next target token (the end token last). Sources and targets are cut
+    to the model's positions."""
+    if len(sources) != len(targets):
+        raise ValueError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
+    limit = model.config.max_position_embeddings
+    start = model.generation_config.decoder_start_token_id
+    out = [NO_SCORE] * len(sources)
+    todo = sorted(
+        (i for i, (s, t) in enumerate(zip(sources, targets, strict=True)) if s.strip() and t.strip()),
+        key=lambda i: len(targets[i]),
     )
+    device = model.device
+    for first in range(0, len(todo), batch_size):
+        index = todo[first : first + batch_size]
+        source = tokenizer([sources[i] for i in index], max_length=limit, truncation=True)
+        ids = tokenizer(text_target=[targets[i] for i in index], max_length=limit, truncation=True)[
+            "input_ids"
+        ]
+        inputs = tokenizer.pad({"input_ids": source["input_ids"]}, return_tensors="pt").to(device)
+        labels = tokenizer.pad({"input_ids": ids}, return_tensors="pt")["input_ids"].to(device)  # (B, T)
+        decoder = tokenizer.pad({"input_ids": [[start, *row[:-1]] for row in ids]}, return_tensors="pt")
+        logits = model(**inputs, decoder_input_ids=decoder["input_ids"].to(device), use_cache=False).logits
+        logits = logits.float()  # (B, T, V)
+        token_log_probs = logits.gather(-1, labels[..., None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+        lengths = torch.tensor([len(row) for row in ids], device=device)
+        mask = torch.arange(labels.shape[1], device=device) < lengths[:, None]  # padding after a target
+        sums = (token_log_probs * mask).sum(dim=-1).tolist()
+        for i, total, length in zip(index, sums, lengths.tolist(), strict=True):
+            out[i] = Score(total, length)
+    return out

@@ -4,7 +4,9 @@
 `translate_aligned` cuts each text into sentences (as `hf_seq2seq.engines.base.translate` does), translates all
 sentences of all texts in one batched call, aligns the sentences that need it (`Translator.align`: all of them
 when alignments are asked for, else only those where a glossary term occurs), puts the glossary's terms in, and
-joins each text back with its own spacing. Word indices count the whitespace words of the whole text.
+joins each text back with its own spacing. Word indices count the whitespace words of the whole text. With
+`scores`, each translation also gets the model's `Score` (`Translator.score`, of the translation as returned,
+glossary terms included): a text's is that of its sentences together (`hf_seq2seq.engines.scoring`).
 """
 
 from __future__ import annotations
@@ -16,18 +18,21 @@ from hf_seq2seq.data.segmentation import split_sentences
 from hf_seq2seq.engines.alignment import Alignment, words
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.scoring import Score, joined
 from hf_seq2seq.formats.glossary import Glossary, apply_terms
 from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
 
 
 @dataclass(frozen=True)
 class AlignedTranslation:
-    """A text, its translation, and which source words each target word translates (`(source word, target
-    word)` pairs over `source.split()` and `target.split()`; None where no alignment was made)."""
+    """A text, its translation, which source words each target word translates (`(source word, target
+    word)` pairs over `source.split()` and `target.split()`; None where no alignment was made), and how sure
+    the model is of it (`score.confidence`; None unless scores were asked for)."""
 
     source: str
     target: str
     alignment: Alignment | None
+    score: Score | None = None
 
 
 def translate_aligned(
@@ -39,12 +44,14 @@ def translate_aligned(
     source_lang: str = "en",
     glossary: Glossary | None = None,
     alignments: bool = True,
+    scores: bool = False,
     split: bool = True,
     progress: bool = False,
 ) -> list[AlignedTranslation]:
     """Translations of `texts` (see the module docstring); `alignments` False aligns only what the glossary
-    needs and returns `alignment` None. A glossary needs an engine that aligns (the torch engine):
-    `Translator.align` raises `hf_seq2seq.engines.base.UnsupportedFeature` on the others."""
+    needs and returns `alignment` None; `scores` scores each translation (every engine of the package can). A
+    glossary needs an engine that aligns (the torch engine): the others raise
+    `hf_seq2seq.engines.base.UnsupportedFeature`."""
     tokenizer = translator.tokenizer
 
     def length(sentence: str) -> int:
@@ -69,13 +76,15 @@ def translate_aligned(
             aligned[i] = pairs
             if matches[i]:
                 translations[i], aligned[i] = apply_terms(translations[i], pairs, matches[i])
+    scored = translator.score(sentences, translations, batch_size) if scores else None
     out, position = [], 0
     for text, (parts, segmented) in zip(texts, pieces, strict=True):
         n = len(parts)
         done = translations[position : position + n]
         target = segmented.join(done) if segmented is not None else (done[0] if done else "")
         alignment = _joined([parts, done, aligned[position : position + n]]) if alignments else None
-        out.append(AlignedTranslation(text, target, alignment))
+        score = joined(scored[position : position + n]) if scored is not None else None
+        out.append(AlignedTranslation(text, target, alignment, score))
         position += n
     return out
 

@@ -9,6 +9,9 @@
 - `formats`: `BatchedTranslator`, with which markup, glossaries and documents (`hf_seq2seq.formats`) go through
   the batcher.
 - `files`: `FileStore`, the translated files waiting for their download, and their names.
+- `limits`: `ApiKeys` (the API keys and their own limits, from a file re-read when it changes) and
+  `RateLimiter` (requests per minute per client).
+- `detection`: `LanguageDetector`, for ``/detect`` and ``source: "auto"``.
 - `api`: LibreTranslate's request fields, their checks, and error answers.
 - `app`: `create_app`, the Starlette (ASGI) app that uvicorn runs.
 - `ray_serve`: the same app as a Ray Serve deployment (needs the ray extra).

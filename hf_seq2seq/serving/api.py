@@ -1,21 +1,22 @@
 """LibreTranslate's API, as the service reads and answers it: the request's fields (a JSON, url-encoded or
 multipart body; for ``/translate_file``, a multipart body with its file), their checks (texts, language pair,
-format, glossary, API key, decoding fields, sizes), the ``/languages`` list, and error answers
-(``{"error": message}`` with a status)."""
+format, glossary, alternatives, API key and limits, decoding fields, sizes), the ``/languages`` list and
+``/frontend/settings``, and error answers (``{"error": message}`` with a status). Where LibreTranslate defines
+an error's status and text (the alternatives, char and batch limits, ``Slowdown``), they are its."""
 
 from __future__ import annotations
 
-import hmac
 import json
 import math
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.formats.glossary import Glossary, GlossaryError
 from hf_seq2seq.serving.config import DECODING_FIELDS, ServeConfig
 from hf_seq2seq.serving.errors import ServeError
+from hf_seq2seq.serving.limits import ApiKeys, KeyLimits
 from hf_seq2seq.serving.worker import BatchWorker
 
 LANGUAGE_NAMES = {
@@ -29,6 +30,11 @@ CLOSE = {"Connection": "close"}
 """The header of an answer sent before the body was read to its end: the server will not read the rest."""
 FORMATS = ("text", "html")
 """The ``format`` values ``/translate`` takes: plain text, or HTML (`hf_seq2seq.formats.markup`)."""
+FRONTEND_TIMEOUT_MS = 500
+"""``/frontend/settings``'s ``frontendTimeout``: how long LibreTranslate's web page waits after a keystroke
+before it translates (LibreTranslate's default)."""
+TRUE = (True, 1, "1", "true", "True", "yes", "on")
+FALSE = (None, False, 0, "", "0", "false", "False", "no", "off")
 
 
 async def read_fields(request: Request, max_bytes: int) -> dict:
@@ -67,6 +73,8 @@ def json_fields(body: bytes) -> dict:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as error:
         raise ServeError(400, f"the body is not valid JSON: {error}") from None
+    except RecursionError:
+        raise ServeError(400, "the body is not valid JSON: it is nested too deeply") from None
     if not isinstance(data, dict):
         raise ServeError(400, f"the JSON body must be an object, got {type(data).__name__}")
     return data
@@ -119,7 +127,7 @@ async def read_upload(request: Request, config: ServeConfig) -> tuple[dict, str,
 
     try:
         form = await Request(request.scope, receive).form(max_files=1)
-    except ServeError:
+    except (ServeError, ClientDisconnect):
         raise
     except Exception as error:  # python-multipart's or starlette's parse errors
         detail = getattr(error, "detail", error)
@@ -159,12 +167,13 @@ def parse_texts(fields: dict) -> tuple[list[str], bool]:
     raise ServeError(400, f"q must be a string or a list of strings, got {type(q).__name__}")
 
 
-def parse_decoding(fields: dict, config: ServeConfig) -> Decoding:
-    """The server's decoding with the request's decoding fields over it (form fields arrive as text)."""
+def parse_decoding(fields: dict, config: ServeConfig, max_positions: int | None = None) -> Decoding:
+    """The server's decoding with the request's decoding fields over it (form fields arrive as text);
+    ``max_new_tokens`` is capped by the model's `max_positions` too."""
     overrides = {}
     limits = {
         "num_beams": (int, 1, config.max_beams),
-        "max_new_tokens": (int, 1, config.max_new_tokens),
+        "max_new_tokens": (int, 1, min(config.max_new_tokens, max_positions or config.max_new_tokens)),
         "no_repeat_ngram_size": (int, 0, 16),
         "length_penalty": (float, -10.0, 10.0),
     }
@@ -178,7 +187,7 @@ def parse_decoding(fields: dict, config: ServeConfig) -> Decoding:
             number = kind(value)
             if kind is int and isinstance(value, float) and value != number:
                 raise ValueError
-        except ValueError:
+        except (ValueError, OverflowError):  # OverflowError: int() of an infinite number (1e999, -Infinity)
             raise ServeError(
                 400, f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}"
             ) from None
@@ -193,14 +202,17 @@ def parse_decoding(fields: dict, config: ServeConfig) -> Decoding:
     return decoding
 
 
-def check_languages(fields: dict, worker: BatchWorker) -> None:
+def check_languages(fields: dict, worker: BatchWorker) -> bool:
+    """400 unless the request's ``source`` (or "auto") and ``target`` are the model's pair; whether the source
+    is "auto" (its texts are then checked by language detection)."""
     source, target = fields.get("source", worker.source_lang), fields.get("target", worker.target_lang)
     for name, value in (("source", source), ("target", target)):
         if not isinstance(value, str):
             raise ServeError(
                 400, f"{name} must be a language code such as {worker.source_lang!r}, got {value!r}"
             )
-    if source == "auto":  # one source language: nothing to detect
+    auto = source == "auto"
+    if auto:  # one source language, which detection checks the texts against
         source = worker.source_lang
     if (source, target) != (worker.source_lang, worker.target_lang):
         raise ServeError(
@@ -209,6 +221,7 @@ def check_languages(fields: dict, worker: BatchWorker) -> None:
             f"{worker.target_lang} only (source {worker.source_lang!r} or 'auto', target {worker.target_lang!r}); "
             "see GET /languages",
         )
+    return auto
 
 
 def parse_format(fields: dict) -> str:
@@ -228,9 +241,10 @@ def parse_glossary(fields: dict, config: ServeConfig) -> Glossary | None:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise ServeError(
-                400, f"glossary must be a JSON object of source term -> target term: {error}"
+                400,
+                f"glossary must be a JSON object of source term -> target term: {error}",
             ) from None
     try:
         glossary = Glossary(value)
@@ -243,14 +257,61 @@ def parse_glossary(fields: dict, config: ServeConfig) -> Glossary | None:
     return glossary or None
 
 
-def check_api_key(fields: dict, keys: frozenset[str]) -> None:
-    if not keys:
-        return
+def parse_alternatives(fields: dict, config: ServeConfig) -> int:
+    """The request's ``alternatives`` (LibreTranslate's: 0 by default, negative counts as 0, 400 past
+    `ServeConfig.alternatives_limit`)."""
+    value = fields.get("alternatives", 0)
+    try:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError
+        count = max(0, int(value))
+    except (ValueError, OverflowError):
+        raise ServeError(400, "Invalid request: alternatives parameter is not a number") from None
+    if count > config.alternatives_limit:
+        raise ServeError(
+            400, f"Invalid request: alternatives parameter must be <= {config.alternatives_limit}"
+        )
+    return count
+
+
+def parse_flag(fields: dict, name: str) -> bool:
+    """A yes/no field (JSON true/false, or text "true"/"1"/"false"/"0" in a form); absent: no."""
+    value = fields.get(name)
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise ServeError(400, f"{name} must be true or false, got {value!r}")
+
+
+def check_api_key(fields: dict, keys: ApiKeys) -> KeyLimits | None:
+    """403 when keys are configured and ``api_key`` is missing or not one of them; the key's limits (None when
+    no key is needed)."""
+    if not keys.required:
+        return None
     key = fields.get("api_key")
     if not key:
         raise ServeError(403, "missing api_key: this server needs an API key in the api_key field")
-    if not isinstance(key, str) or not any(hmac.compare_digest(key.encode(), k.encode()) for k in keys):
+    limits = keys.lookup(key) if isinstance(key, str) else None
+    if limits is None:
         raise ServeError(403, "invalid API key")
+    return limits
+
+
+def check_text_limits(texts: list[str], config: ServeConfig, key: KeyLimits | None) -> None:
+    """LibreTranslate's limits, with its status and messages (400): `ServeConfig.batch_limit` texts, and
+    `ServeConfig.char_limit` characters per text (the key's own when it has one)."""
+    if config.batch_limit is not None and len(texts) > config.batch_limit:
+        raise ServeError(
+            400, f"Invalid request: request ({len(texts)}) exceeds text limit ({config.batch_limit})"
+        )
+    char_limit = key.char_limit if key is not None and key.char_limit is not None else config.char_limit
+    if char_limit is not None:
+        for text in texts:
+            if len(text) > char_limit:
+                raise ServeError(
+                    400, f"Invalid request: request ({len(text)}) exceeds text limit ({char_limit})"
+                )
 
 
 def check_texts_size(texts: list[str], config: ServeConfig) -> None:
@@ -276,6 +337,28 @@ def language_list(worker: BatchWorker) -> list[dict]:
     return [
         {"code": code, "name": LANGUAGE_NAMES.get(code, code), "targets": targets} for code, targets in codes
     ]
+
+
+def frontend_settings(worker: BatchWorker, config: ServeConfig, keys: ApiKeys, formats: list[str]) -> dict:
+    """``GET /frontend/settings``: what LibreTranslate's web page and browser extensions read before anything
+    else, with LibreTranslate's fields. ``charLimit`` is the most characters one text may have here
+    (`ServeConfig.char_limit`, within `ServeConfig.max_chars`); keys, when configured, are always required;
+    ``supportedFilesFormat`` lists the `formats` the engine translates; the languages are the model's pair."""
+    source, target = worker.source_lang, worker.target_lang
+    required = keys.required
+    return {
+        "charLimit": min(config.char_limit or config.max_chars, config.max_chars),
+        "frontendTimeout": FRONTEND_TIMEOUT_MS,
+        "apiKeys": required,
+        "keyRequired": required,
+        "suggestions": False,
+        "filesTranslation": True,
+        "supportedFilesFormat": formats,
+        "language": {
+            "source": {"code": source, "name": LANGUAGE_NAMES.get(source, source)},
+            "target": {"code": target, "name": LANGUAGE_NAMES.get(target, target)},
+        },
+    }
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -5,25 +5,31 @@
 `hf_seq2seq.serving.ray_serve` runs the same app as a Ray Serve deployment. Endpoints:
 
 * ``POST /translate``: LibreTranslate's request (JSON, url-encoded or multipart form): ``q`` a string or a
-  list of strings, ``source`` (or ``"auto"``) and ``target`` language codes, ``format`` ``"text"`` or
-  ``"html"`` (`hf_seq2seq.formats.markup`), ``api_key``; optional decoding fields ``num_beams``,
-  ``length_penalty``, ``max_new_tokens``, ``no_repeat_ngram_size``, and ``glossary``, an object of source
-  term -> target term (`hf_seq2seq.formats.glossary`; in a form, as JSON text). Answer:
-  ``{"translatedText": "..."}`` (a list for a list).
+  list of strings, ``source`` (or ``"auto"``: each text's language is detected, `hf_seq2seq.serving.detection`)
+  and ``target`` language codes, ``format`` ``"text"`` or ``"html"`` (`hf_seq2seq.formats.markup`),
+  ``alternatives`` (a count), ``api_key``; this server's own ``confidence`` (true: each translation's score,
+  `hf_seq2seq.engines.scoring`), decoding fields ``num_beams``, ``length_penalty``, ``max_new_tokens``,
+  ``no_repeat_ngram_size``, and ``glossary``, an object of source term -> target term
+  (`hf_seq2seq.formats.glossary`; in a form, as JSON text). Answer: ``{"translatedText": "..."}`` (a list
+  for a list), with ``detectedLanguage``, ``alternatives`` and ``confidence`` when asked for.
+* ``POST /detect``: LibreTranslate's ``[{"language": "en", "confidence": 97.2}, ...]`` for ``q``.
 * ``POST /translate_file``: LibreTranslate's document request (multipart form): ``file`` (one of
   `hf_seq2seq.formats.documents.DOCUMENT_FORMATS`), ``source``, ``target``, ``api_key``, and the decoding
   fields and ``glossary`` of ``/translate``. Answer: ``{"translatedFileUrl": ".../download_file/<name>"}``.
 * ``GET /download_file/<name>``: the translated file (`hf_seq2seq.serving.files`), for
   ``--file-expiry-minutes`` after it was made.
 * ``GET /languages``: LibreTranslate's list, ``[{"code": "en", "name": "English", "targets": ["fr"]}, ...]``.
+* ``GET /frontend/settings``: what LibreTranslate's web page and browser extensions read first.
 * ``GET /health``: 200 once the model is loaded, else 503 (loading, or the load failed).
 * ``GET /metrics``: Prometheus text format (`prometheus_client`).
 
-Errors are ``{"error": "<message>"}`` with their status: 400 malformed request, unknown language pair, a
-file of another format or that cannot be read, markup or a glossary on an engine without word alignments, 403
-missing or wrong API key, 404 unknown or expired download, 413 over-long request or file, 415 unsupported body
-type, 503 (with ``Retry-After``) model still loading or queue full, 500 when the engine fails on a batch (for
-that batch's requests only).
+Errors are ``{"error": "<message>"}`` with their status: 400 malformed request, unknown language pair, a text
+detected in another language, over LibreTranslate's per-text character or per-request text limit, a file of
+another format or that cannot be read, markup or a glossary on an engine without word alignments, 403 missing
+or wrong API key, 404 unknown or expired download, 413 over-long request or file, 415 unsupported body type,
+429 over the client's requests per minute (`hf_seq2seq.serving.limits`), 503 (with ``Retry-After``) model
+still loading, queue full or model stalled, 504 a model call past the batch timeout, 500 when the engine fails
+on a batch (for that batch's requests only); a client that leaves before its answer is logged as 499.
 
 A plain request's texts are split into sentences (`hf_seq2seq.data.segmentation`, the package's splitter; long
 requests off the event loop) before they are queued for the batcher. Markup, glossaries and files are
@@ -35,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -47,25 +54,32 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from hf_seq2seq.data.segmentation import Segmented
 from hf_seq2seq.engines.base import Translator, UnsupportedFeature
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.scoring import joined
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, translate_document_bytes
 from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import translate_html
 from hf_seq2seq.serving.api import (
+    LANGUAGE_NAMES,
     check_api_key,
     check_languages,
     check_sentence_count,
+    check_text_limits,
     check_texts_size,
     error_response,
+    frontend_settings,
     language_list,
+    parse_alternatives,
     parse_decoding,
+    parse_flag,
     parse_format,
     parse_glossary,
     parse_texts,
@@ -74,11 +88,13 @@ from hf_seq2seq.serving.api import (
 )
 from hf_seq2seq.serving.batcher import Batcher
 from hf_seq2seq.serving.config import ServeConfig
+from hf_seq2seq.serving.detection import LanguageDetector, percent
 from hf_seq2seq.serving.errors import BatchFailed, ClientGone, ServeError
 from hf_seq2seq.serving.files import MEDIA_TYPES, FileStore, download_name, extension_of
 from hf_seq2seq.serving.formats import BatchedTranslator
+from hf_seq2seq.serving.limits import ApiKeys, KeyLimits, RateLimiter
 from hf_seq2seq.serving.metrics import CountRequests, Metrics
-from hf_seq2seq.serving.worker import BatchWorker
+from hf_seq2seq.serving.worker import BatchWorker, Hypotheses, Task, join_alternatives
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -93,8 +109,8 @@ SWEEP_SECONDS = 60.0
 INDEX = {
     "service": "hf-seq2seq translation API (LibreTranslate-compatible)",
     "endpoints": [
-        "POST /translate", "POST /translate_file", "GET /download_file/<name>", "GET /languages", "GET /health",
-        "GET /metrics",
+        "POST /translate", "POST /translate_file", "GET /download_file/<name>", "POST /detect", "GET /languages",
+        "GET /frontend/settings", "GET /health", "GET /metrics",
     ],
 }  # fmt: skip
 
@@ -102,13 +118,22 @@ INDEX = {
 @dataclass(frozen=True)
 class TranslateRequest:
     """A checked ``/translate`` request: its texts, whether ``q`` was one string, its decoding, its format
-    ("text" or "html") and its glossary (None: none)."""
+    ("text" or "html"), its glossary (None: none), how many alternatives it asks for, whether it asks for
+    confidence, and whether its source is "auto"."""
 
     texts: list[str]
     single: bool
     decoding: Decoding
     text_format: str
     glossary: Glossary | None
+    alternatives: int = 0
+    confidence: bool = False
+    auto: bool = False
+
+    @property
+    def plain(self) -> bool:
+        """Plain text without a glossary: what the batcher translates alone."""
+        return self.text_format == "text" and not self.glossary
 
 
 class _Service:
@@ -125,6 +150,9 @@ class _Service:
         self.split_thread = ThreadPoolExecutor(1, thread_name_prefix="hf-seq2seq-split")
         self.formats_threads = ThreadPoolExecutor(FORMAT_THREADS, thread_name_prefix="hf-seq2seq-formats")
         self.files: FileStore | None = None
+        self.keys = ApiKeys(config.api_keys, config.api_keys_file)
+        self.rates = RateLimiter()
+        self.detector = LanguageDetector()
         self._loading: asyncio.Task | None = None
         self._sweeping: asyncio.Task | None = None
 
@@ -147,7 +175,7 @@ class _Service:
             logger.exception("loading the model failed")
             self.load_error = f"{type(error).__name__}: {error}"
             return
-        self.batcher = Batcher(worker.translate, self.config, self.metrics, self.model_thread)
+        self.batcher = Batcher(worker.run, self.config, self.metrics, self.model_thread)
         self.batcher.start()
         self.worker = worker
         self.metrics.ready.set(1)
@@ -182,6 +210,28 @@ class _Service:
             raise ServeError(503, "the model is loading; retry shortly", {"Retry-After": "5"})
         return self.worker
 
+    def limit_rate(self, request: Request, key: KeyLimits | None, cost: int) -> None:
+        """429 (LibreTranslate's "Slowdown: ...", with Retry-After) when the client is over its requests per
+        minute: the key's own limit, else `ServeConfig.req_limit`. The client is its API key when keys are
+        configured, else its address; `cost` counts one per text, as LibreTranslate does."""
+        limit = key.req_limit if key is not None and key.req_limit is not None else self.config.req_limit
+        if limit is None:
+            return
+        api_key = request.state.api_key if key is not None else None
+        client = f"key:{api_key}" if api_key else f"address:{request.client.host if request.client else ''}"
+        wait = self.rates.hit(client, limit, cost)
+        if wait is not None:
+            raise ServeError(
+                429, f"Slowdown: {limit} per 1 minute", {"Retry-After": str(max(1, math.ceil(wait)))}
+            )
+
+    def admit(self, request: Request, fields: dict) -> KeyLimits | None:
+        """403 without a valid API key (when keys are configured); the key's limits. The key is kept on the
+        request for `limit_rate`."""
+        key = check_api_key(fields, self.keys)
+        request.state.api_key = fields.get("api_key") if key is not None else None
+        return key
+
     def split(self, texts: list[str]) -> tuple[list[Segmented], list[str], list[int]]:
         """Each text's sentences, all sentences in order, and their lengths in the model's tokens."""
         worker = self.worker
@@ -202,48 +252,129 @@ class _Service:
         """A checked ``/translate`` request."""
         config = self.config
         fields = await read_fields(request, config.max_body_bytes)
-        check_api_key(fields, config.api_keys)
-        worker = self.ready_worker()
+        key = self.admit(request, fields)
         texts, single = parse_texts(fields)
-        check_languages(fields, worker)
+        self.limit_rate(request, key, max(1, len(texts)))
+        worker = self.ready_worker()
+        auto = check_languages(fields, worker)
         text_format = parse_format(fields)
-        decoding = parse_decoding(fields, config)
+        decoding = parse_decoding(fields, config, worker.max_positions)
         glossary = parse_glossary(fields, config)
+        alternatives = parse_alternatives(fields, config)
+        confidence = parse_flag(fields, "confidence")
+        check_text_limits(texts, config, key)
         check_texts_size(texts, config)
-        if text_format == "html" or glossary:
+        job = TranslateRequest(texts, single, decoding, text_format, glossary, alternatives, confidence, auto)
+        if not job.plain:
             self.check_formats(worker, "format 'html'" if text_format == "html" else "a glossary")
-        return TranslateRequest(texts, single, decoding, text_format, glossary)
+        if confidence:
+            if text_format == "html":
+                raise ServeError(400, "confidence is given for format 'text' only")
+            if worker.score_error:
+                raise ServeError(400, f"confidence needs the model's scores: {worker.score_error}")
+        if alternatives and job.plain and worker.hypotheses_error:
+            raise ServeError(400, f"alternatives: {worker.hypotheses_error}")
+        return job
 
     async def translate(self, request: Request) -> dict:
-        """The answer to a ``/translate`` request: plain text through the batcher (`translate_text`); markup or
-        a glossary by `hf_seq2seq.formats` (`translate_formats`)."""
+        """The answer to a ``/translate`` request: the source checked by language detection when "auto"
+        (`detect_source`); plain text through the batcher (`translate_text`, `translate_more` for alternatives
+        or confidence); markup or a glossary by `hf_seq2seq.formats` (`translate_formats`), without
+        alternatives (an empty list per text, as LibreTranslate answers for HTML)."""
         job = await self.read_request(request)
-        if job.text_format == "html" or job.glossary:
-            out = await self.translate_formats(request, job)
+        detected = await self.detect_source(job.texts) if job.auto else None
+        alternatives = confidence = None
+        if not job.plain:
+            out, confidence = await self.translate_formats(request, job)
+            alternatives = [[] for _ in job.texts]
+        elif job.alternatives or job.confidence:
+            out, alternatives, confidence = await self.translate_more(request, job)
         else:
             out = await self.translate_text(request, job.texts, job.decoding)
-        return {"translatedText": out[0] if job.single else out}
 
-    async def translate_text(self, request: Request, texts: list[str], decoding: Decoding) -> list[str]:
-        """Plain texts: split into sentences, translated by the batcher, joined back."""
+        def each(values: list):
+            return values[0] if job.single else values
+
+        answer = {"translatedText": each(out)}
+        if detected is not None:
+            answer["detectedLanguage"] = each(detected)
+        if job.alternatives:
+            answer["alternatives"] = each(alternatives)
+        if job.confidence:
+            answer["confidence"] = each(confidence)
+        return answer
+
+    async def detect_source(self, texts: list[str]) -> list[dict]:
+        """Each text's ``detectedLanguage`` for ``source: "auto"``: the model's source language with the
+        detector's confidence in it; 400 naming the language of a text that is reliably in another one
+        (`hf_seq2seq.serving.detection`). In a thread when long, or before the detector has loaded (about a
+        second, on first use)."""
+        source = self.worker.source_lang
+
+        def guess() -> list:
+            return [self.detector.guess(text, source) for text in texts]
+
+        if self.detector.loaded and sum(map(len, texts)) <= INLINE_SPLIT_CHARS:
+            guesses = guess()
+        else:
+            guesses = await asyncio.get_running_loop().run_in_executor(self.split_thread, guess)
+        for number, found in enumerate(guesses, 1):
+            if found.other_language:
+                which = "the text" if len(texts) == 1 else f"text {number} of q"
+                raise ServeError(
+                    400,
+                    f"{which} is in {LANGUAGE_NAMES.get(found.language, found.language)} ({found.language}, "
+                    f"{percent(found.probability)}% confidence), not {LANGUAGE_NAMES.get(source, source)}: this "
+                    f"model translates {source} to {self.worker.target_lang} only",
+                )
+        return [{"language": source, "confidence": percent(g.expected_probability)} for g in guesses]
+
+    async def through_batcher(
+        self, request: Request, texts: list[str], task: Task
+    ) -> tuple[list[Segmented], list]:
+        """Each text's sentences, and the batcher's results for all of them in order (`Task`)."""
         if sum(map(len, texts)) <= INLINE_SPLIT_CHARS:  # a sentence or two: quicker here than in a thread
             segmented, sentences, lengths = self.split(texts)
         else:
             loop = asyncio.get_running_loop()
             segmented, sentences, lengths = await loop.run_in_executor(self.split_thread, self.split, texts)
         check_sentence_count(sentences, self.config)
-        work = self.batcher.translate(sentences, lengths, decoding)
+        work = self.batcher.translate(sentences, lengths, task)
         if self.config.watch_disconnect:
             work = self._unless_disconnected(request, work)
-        translations = await work
+        return segmented, await work
+
+    async def translate_text(self, request: Request, texts: list[str], decoding: Decoding) -> list[str]:
+        """Plain texts: split into sentences, translated by the batcher, joined back."""
+        segmented, translations = await self.through_batcher(request, texts, Task(decoding))
         out, position = [], 0
         for parts in segmented:
             out.append(parts.join(translations[position : position + len(parts.sentences)]))
             position += len(parts.sentences)
         return out
 
-    async def translate_formats(self, request: Request, job: TranslateRequest) -> list[str]:
-        """HTML texts (`translate_html`), or plain texts with a glossary (`translate_aligned`)."""
+    async def translate_more(
+        self, request: Request, job: TranslateRequest
+    ) -> tuple[list[str], list[list[str]], list[float | None]]:
+        """Plain texts with alternatives or confidence: each sentence's hypotheses and score from the batcher
+        (a `Task` of its own), joined back into each text's translation, alternatives (`join_alternatives`) and
+        confidence (of its sentences together, `hf_seq2seq.engines.scoring.joined`)."""
+        task = Task(job.decoding, job.alternatives + 1, job.confidence)
+        segmented, results = await self.through_batcher(request, job.texts, task)
+        out, alternatives, confidence, position = [], [], [], 0
+        for parts in segmented:
+            mine: list[Hypotheses] = results[position : position + len(parts.sentences)]
+            position += len(parts.sentences)
+            out.append(parts.join([h.translations[0] for h in mine]))
+            alternatives.append(join_alternatives(parts, mine, job.alternatives))
+            confidence.append(rounded(joined(h.score for h in mine).confidence) if job.confidence else None)
+        return out, alternatives, confidence
+
+    async def translate_formats(
+        self, request: Request, job: TranslateRequest
+    ) -> tuple[list[str], list[float | None] | None]:
+        """HTML texts (`translate_html`), or plain texts with a glossary (`translate_aligned`, with their
+        confidence when asked for)."""
         options = dict(
             batch_size=self.config.max_batch_sentences,
             decoding=job.decoding,
@@ -251,11 +382,12 @@ class _Service:
             glossary=job.glossary,
         )
         if job.text_format == "html":
-            return await self.run_formats(
-                request, job.decoding, partial(translate_html, documents=job.texts, **options)
-            )
-        work = partial(translate_aligned, texts=job.texts, alignments=False, **options)
-        return [result.target for result in await self.run_formats(request, job.decoding, work)]
+            work = partial(translate_html, documents=job.texts, **options)
+            return await self.run_formats(request, job.decoding, work), None
+        work = partial(translate_aligned, texts=job.texts, alignments=False, scores=job.confidence, **options)
+        results = await self.run_formats(request, job.decoding, work)
+        confidence = [rounded(r.score.confidence) for r in results] if job.confidence else None
+        return [result.target for result in results], confidence
 
     async def run_formats(self, request: Request, decoding: Decoding, work: Callable[[Translator], T]) -> T:
         """`work(translator)` in a formats thread, with a `BatchedTranslator` of this request and `decoding`
@@ -281,7 +413,7 @@ class _Service:
         `hf_seq2seq.formats.documents` and stored for its download."""
         config = self.config
         fields, filename, data = await read_upload(request, config)
-        check_api_key(fields, config.api_keys)
+        self.limit_rate(request, self.admit(request, fields), 1)
         worker = self.ready_worker()
         check_languages(fields, worker)
         extension = extension_of(filename)
@@ -291,7 +423,7 @@ class _Service:
                 f"file format {extension or '(no extension)'} of {filename!r} is not supported; this server "
                 f"translates {', '.join(sorted(DOCUMENT_FORMATS))}",
             )
-        decoding = parse_decoding(fields, config)
+        decoding = parse_decoding(fields, config, worker.max_positions)
         glossary = parse_glossary(fields, config)
         self.check_formats(worker, "a glossary" if glossary else None)
         name = self.files.new_name(filename, worker.target_lang)
@@ -339,8 +471,8 @@ class _Service:
             return error_response(error.status, error.message, error.headers)
         except BatchFailed as error:
             return error_response(500, f"translation failed: {error}")
-        except ClientGone:
-            logger.info("a client disconnected before its translation was ready")
+        except (ClientGone, ClientDisconnect):
+            logger.info("a client disconnected before its answer was ready")
             return Response(status_code=CLIENT_CLOSED)
 
     async def translate_endpoint(self, request: Request) -> Response:
@@ -373,10 +505,41 @@ class _Service:
             headers={"Content-Disposition": f'attachment; filename="{download_name(name)}"'},
         )
 
+    async def detect(self, request: Request) -> list[dict]:
+        """The answer to a ``/detect`` request: the likeliest languages of ``q`` (a list of texts: of all of
+        them together), LibreTranslate's way (`hf_seq2seq.serving.detection`)."""
+        config = self.config
+        fields = await read_fields(request, config.max_body_bytes)
+        key = self.admit(request, fields)
+        if not fields.get("q"):
+            raise ServeError(400, "Invalid request: missing q parameter")
+        texts, _ = parse_texts(fields)
+        self.limit_rate(request, key, 1)
+        check_texts_size(texts, config)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.split_thread, self.detector.top, "\n".join(texts))
+
+    async def detect_endpoint(self, request: Request) -> Response:
+        return await self.answer(self.detect(request))
+
     async def languages_endpoint(self, request: Request) -> Response:
         return JSONResponse(language_list(self.ready_worker()))
 
+    async def frontend_settings_endpoint(self, request: Request) -> Response:
+        worker = self.ready_worker()
+        formats = sorted(DOCUMENT_FORMATS)
+        if worker.translator is None or worker.alignment_error:
+            formats = [".txt"] if worker.translator is not None else []  # the formats that need no alignment
+        return JSONResponse(frontend_settings(worker, self.config, self.keys, formats))
+
     async def health_endpoint(self, request: Request) -> Response:
+        batcher = self.batcher
+        if batcher is not None and (batcher.failed or batcher.stalled):
+            status = "failed" if batcher.failed else "stalled"
+            return JSONResponse(
+                {"status": status, "error": batcher.failed or batcher.stalled}, status_code=503,
+                headers={"Retry-After": "5"},
+            )  # fmt: skip
         if self.worker is not None:
             return JSONResponse({"status": "ready", **self.worker.describe()})
         if self.load_error:
@@ -385,6 +548,11 @@ class _Service:
 
     async def metrics_endpoint(self, request: Request) -> Response:
         return Response(generate_latest(self.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def rounded(confidence: float | None) -> float | None:
+    """A confidence as answered: 4 decimals (None for a text with nothing to translate)."""
+    return None if confidence is None else round(confidence, 4)
 
 
 async def index_endpoint(request: Request) -> Response:
@@ -427,13 +595,23 @@ def create_app(
         Route("/translate", service.translate_endpoint, methods=["POST"]),
         Route("/translate_file", service.translate_file_endpoint, methods=["POST"]),
         Route("/download_file/{name}", service.download_file_endpoint, methods=["GET"], name="download_file"),
+        Route("/detect", service.detect_endpoint, methods=["POST"]),
         Route("/languages", service.languages_endpoint, methods=["GET", "POST"]),
+        Route("/frontend/settings", service.frontend_settings_endpoint, methods=["GET"]),
         Route("/health", service.health_endpoint, methods=["GET"]),
         Route("/metrics", service.metrics_endpoint, methods=["GET"]),
     ]
+    middleware = [Middleware(CountRequests, metrics=service.metrics, routes=routes)]
+    if service.config.cors_origins:  # browser pages of other origins (LibreTranslate answers "*")
+        middleware.append(
+            Middleware(
+                CORSMiddleware, allow_origins=list(service.config.cors_origins), allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type"], max_age=86400,
+            )
+        )  # fmt: skip
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(CountRequests, metrics=service.metrics, routes=routes)],
+        middleware=middleware,
         exception_handlers={ServeError: on_serve_error, HTTPException: on_http_error, Exception: on_error},
         lifespan=lifespan,
     )

@@ -11,6 +11,11 @@ slow batch. Each request gets its own translations in order; a request whose cli
 the queue. When a batch of several requests fails, each request is retried alone, so one poisonous input
 fails its own request only. The queue holds at most `max_queue_sentences` sentences: past that a request is
 refused with `QueueFull` (503 and ``Retry-After``).
+
+No wait is unbounded: a model call that takes longer than `batch_timeout_s` fails its requests with 504 and
+every queued one with 503, and the batcher is `stalled` (new requests 503) until that call returns; a worker
+task that dies fails the queue the same way and stays `failed`. The batch call takes the sentences and the
+oldest request's decoding, which may be anything hashable (the service gives a `worker.Task`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.serving.config import ServeConfig
-from hf_seq2seq.serving.errors import BatchFailed, QueueFull, ServeError
+from hf_seq2seq.serving.errors import BatchFailed, BatchTimeout, QueueFull, ServeError
 from hf_seq2seq.serving.metrics import Metrics
 
 logger = logging.getLogger(__name__)
@@ -77,13 +82,39 @@ class Batcher:
         self._rate = None  # sentences/s of recent batches, for Retry-After
         self._idle_since = 0.0  # when the last model call returned (event-loop time)
         self._last_arrival = 0.0
+        self.stalled: str | None = None
+        """Why no batch can run now (a model call past `batch_timeout_s`, still running); None: none."""
+        self.failed: str | None = None
+        """Why the worker task ended (it should never); None while it runs."""
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="hf-seq2seq-batcher")
+        self._task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task) -> None:
+        """The worker task ended: by `close`, or by an error (then nothing would ever answer the queue)."""
+        if task.cancelled() or task.exception() is None:
+            return
+        logger.error("the batcher stopped", exc_info=task.exception())
+        self.failed = f"the batcher stopped: {type(task.exception()).__name__}: {task.exception()}"
+        self._fail_queue(ServeError(503, f"the server cannot translate: {self.failed}"))
+        self._set_ready(False)
+
+    def _fail_queue(self, error: ServeError) -> None:
+        """Answer every queued request with `error` and empty the queue."""
+        for job in self._jobs:
+            if not job.future.done():
+                job.future.set_exception(error)
+            self._drop(job)
+        self._jobs.clear()
+
+    def _set_ready(self, ready: bool) -> None:
+        if self.metrics:
+            self.metrics.ready.set(1 if ready else 0)
 
     async def close(self) -> None:
         """Stop the worker task; requests still queued (none after a graceful shutdown) fail with 503."""
-        if self._task is not None:
+        if self._task is not None and not self._task.done():  # one that failed has been reported (`_ended`)
             self._task.cancel()
             try:
                 await self._task
@@ -108,6 +139,10 @@ class Batcher:
         queue."""
         if not sentences:
             return []
+        if self.failed or self.stalled:
+            raise ServeError(
+                503, f"the server cannot translate now: {self.failed or self.stalled}", {"Retry-After": "5"}
+            )
         if self.queued + len(sentences) > self.config.max_queue_sentences:
             raise QueueFull(self.queued, self.retry_after())
         loop = asyncio.get_running_loop()
@@ -140,7 +175,7 @@ class Batcher:
     async def _run(self) -> None:
         """The worker task: wait for a request, let its batch fill, run it; forever."""
         while True:
-            while not self._pending():
+            while self.stalled or not self._pending():
                 self._wake.clear()
                 await self._wake.wait()
             await self._wait_to_fill()
@@ -196,10 +231,15 @@ class Batcher:
         return pieces, decoding
 
     async def _call(self, sentences: list[str], decoding: Decoding) -> list[str]:
-        """One model call in the executor's thread; updates the throughput estimate and the metrics."""
+        """One model call in the executor's thread; updates the throughput estimate and the metrics. Raises
+        `BatchTimeout` after `batch_timeout_s` (see `_stall`)."""
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
-        outputs = await loop.run_in_executor(self.executor, self.call, sentences, decoding)
+        call = loop.run_in_executor(self.executor, self.call, sentences, decoding)
+        try:
+            outputs = await asyncio.wait_for(asyncio.shield(call), self.config.batch_timeout_s)
+        except TimeoutError:
+            raise BatchTimeout(self.config.batch_timeout_s, call) from None
         if len(outputs) != len(sentences):
             raise RuntimeError(
                 f"the engine returned {len(outputs)} translations for {len(sentences)} sentences"
@@ -212,6 +252,31 @@ class Batcher:
             self.metrics.sentences.inc(len(sentences))
         return outputs
 
+    def _stall(self, call: asyncio.Future, sentences: int) -> None:
+        """A model call ran past `batch_timeout_s`: a thread cannot be stopped, so until it returns no batch
+        runs, the queue is answered 503 (new requests too) and the model is not ready (``/health``)."""
+        seconds = self.config.batch_timeout_s
+        logger.error(
+            "a model call on %d sentences has run past %g s; no batch runs until it returns",
+            sentences,
+            seconds,
+        )
+        self.stalled = f"a model call has run past the batch timeout of {seconds:g} s"
+        self._fail_queue(
+            ServeError(503, f"the server cannot translate now: {self.stalled}", {"Retry-After": "5"})
+        )
+        self._set_ready(False)
+
+        def returned(done: asyncio.Future) -> None:
+            if not done.cancelled() and done.exception() is not None:
+                logger.warning("the late model call failed: %r", done.exception())
+            logger.warning("the late model call has returned; batches run again")
+            self.stalled = None
+            self._set_ready(self.failed is None)
+            self._wake.set()
+
+        call.add_done_callback(returned)
+
     async def _run_batch(self, pieces: list[_Piece], decoding: Decoding) -> None:
         sentences = [s for job, start, end in pieces for s in job.sentences[start:end]]
         if self.metrics:
@@ -220,6 +285,15 @@ class Batcher:
             self.metrics.batch_tokens.observe(longest * len(sentences))
         try:
             outputs = await self._call(sentences, decoding)
+        except BatchTimeout as error:
+            if self.metrics:
+                self.metrics.batch_failures.inc()
+            for job, _, _ in pieces:
+                if not job.future.done():
+                    job.future.set_exception(ServeError(504, str(error)))
+                self._drop(job)
+            self._stall(error.call, len(sentences))
+            return
         except Exception as error:
             self._idle_since = asyncio.get_running_loop().time()
             await self._batch_failed(pieces, decoding, error)

@@ -48,6 +48,23 @@ class ServeConfig:
     """Largest request body read: 413 past it."""
     max_beams: int = 8
     max_new_tokens: int = 512
+    """Largest ``max_new_tokens`` a request may ask for, within the model's positions."""
+    alternatives_limit: int = 3
+    """Most ``alternatives`` a request may ask for (LibreTranslate's ``--alternatives-limit``; its web page asks
+    for 3): 400 past it. Each alternative is one more beam, so the limit stays below `max_beams`."""
+    char_limit: int | None = None
+    """LibreTranslate's ``--char-limit``: most characters in each text of a request (400 past it); an API key's
+    own limit overrides it. None: no limit but `max_chars`."""
+    batch_limit: int | None = None
+    """LibreTranslate's ``--batch-limit``: most texts in one request (400 past it). None: no limit but
+    `max_texts`."""
+    req_limit: int | None = None
+    """LibreTranslate's ``--req-limit``: most requests per minute of one client (its API key when keys are
+    configured, else its address) to ``/translate``, ``/translate_file`` and ``/detect``, a request costing one
+    per text of ``q`` as in LibreTranslate: 429 past it; an API key's own limit overrides it. None: no limit."""
+    batch_timeout_s: float = 120.0
+    """Longest a model call may take: past it its requests get 504, the queued ones 503, new ones 503 and
+    ``/health`` says "stalled" until the call returns."""
     max_glossary_terms: int = 1000
     """Most terms in a request's glossary: 413 past it."""
     max_file_bytes: int = 5 << 20
@@ -58,8 +75,14 @@ class ServeConfig:
     """Where translated files wait for their download; None: a temporary folder of the server's own, removed
     when it stops. Ray Serve replicas that share a node share their files through a folder given here."""
     api_keys: frozenset[str] = frozenset()
-    """When not empty, ``/translate`` and ``/translate_file`` need one of these in their ``api_key`` field (403
-    otherwise)."""
+    """When not empty (or `api_keys_file` has keys), ``/translate``, ``/translate_file`` and ``/detect`` need
+    one of these in their ``api_key`` field (403 otherwise)."""
+    api_keys_file: str | None = None
+    """A file of more API keys, each with its own limits if it says so; re-read when it changes
+    (`hf_seq2seq.serving.limits`)."""
+    cors_origins: tuple[str, ...] = ()
+    """Web origins whose pages may call the API from a browser (CORS headers; "*": any, as LibreTranslate
+    answers). Empty: no CORS headers, so only pages of the server's own origin can."""
     decoding: Decoding = field(default_factory=Decoding)
     """The server's decoding; a request's decoding fields override it."""
     watch_disconnect: bool = True
@@ -77,6 +100,16 @@ class ServeConfig:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("char_limit", "batch_limit", "req_limit"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1 (or None: no limit), got {getattr(self, name)}")
+        if not 0 <= self.alternatives_limit < self.max_beams:
+            raise ValueError(
+                f"alternatives_limit must be from 0 to max_beams - 1 ({self.max_beams - 1}): each alternative is "
+                f"one more beam; got {self.alternatives_limit}"
+            )
+        if not self.batch_timeout_s > 0:
+            raise ValueError(f"batch_timeout_s must be positive, got {self.batch_timeout_s}")
         for name in ("max_wait_ms", "arrival_gap_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")

@@ -25,5 +25,13 @@ class BatchFailed(Exception):
     """The worker's batch call raised on the batch that held a request's sentences."""
 
 
+class BatchTimeout(Exception):
+    """The worker's batch call ran past the batch timeout; `call` is its future, still running."""
+
+    def __init__(self, seconds: float, call):
+        super().__init__(f"translation timed out: the model took more than {seconds:g} s on the batch")
+        self.call = call
+
+
 class ClientGone(Exception):
     """The client disconnected before its translations were ready."""

@@ -10,8 +10,10 @@ together. In the server it runs in a thread of its own (the app's formats thread
   model batches with concurrent requests, the queue's limits and `QueueFull` apply, and the one model call at
   a time stays one; a document's sentences go in slices of one batch each, one slice after another, so that a
   long document neither fills the queue nor holds the model from the requests that arrive meanwhile;
-* its alignments (`Translator.align`, one teacher-forced pass) to the model thread, between two batches: the
-  batcher merges translations only, and the model and its tokenizer are used by one thread at a time.
+* its alignments and scores (`Translator.align`, `Translator.score`: one teacher-forced pass each) to the
+  model thread, between two batches: the batcher merges translations only, and the model and its tokenizer are
+  used by one thread at a time. A wait for the model thread is bounded (twice the batch timeout: the batch
+  before, then this call): past it the request gets 504.
 
 Cancelling the request (its client gone, or the server stopping) drops the slice it waits for from the queue
 and ends its thread at the next one with `ClientGone`.
@@ -28,9 +30,10 @@ from concurrent.futures import ThreadPoolExecutor
 from hf_seq2seq.engines.alignment import Alignment
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.scoring import Score
 from hf_seq2seq.serving.batcher import Batcher
-from hf_seq2seq.serving.errors import ClientGone
-from hf_seq2seq.serving.worker import BatchWorker
+from hf_seq2seq.serving.errors import ClientGone, ServeError
+from hf_seq2seq.serving.worker import BatchWorker, Task
 
 
 class BatchedTranslator(Translator):
@@ -72,14 +75,26 @@ class BatchedTranslator(Translator):
             part = list(sentences[start : start + self.slice_sentences])
             lengths = [self.worker.length(sentence) for sentence in part]
             out += self._wait(
-                asyncio.run_coroutine_threadsafe(self.batcher.translate(part, lengths, decoding), self.loop)
+                asyncio.run_coroutine_threadsafe(
+                    self.batcher.translate(part, lengths, Task(decoding)), self.loop
+                )
             )
         return out
 
     def align(self, sources: Sequence[str], targets: Sequence[str], *args, **kwargs) -> list[Alignment]:
         """The worker's `Translator.align` (with the same arguments), on the model thread."""
-        align = self.worker.translator.align
-        return self._wait(self.model_thread.submit(align, sources, targets, *args, **kwargs))
+        return self._on_model_thread(self.worker.translator.align, sources, targets, *args, **kwargs)
+
+    def score(self, sources: Sequence[str], targets: Sequence[str], *args, **kwargs) -> list[Score]:
+        """The worker's `Translator.score` (with the same arguments), on the model thread."""
+        return self._on_model_thread(self.worker.translator.score, sources, targets, *args, **kwargs)
+
+    def _on_model_thread(self, function, *args, **kwargs):
+        timeout = 2 * self.batcher.config.batch_timeout_s
+        try:
+            return self._wait(self.model_thread.submit(function, *args, **kwargs), timeout)
+        except TimeoutError:
+            raise ServeError(504, f"the model has not answered in {timeout:g} s") from None
 
     def cancel(self) -> None:
         """Called from the event loop once the request's wait has ended: a thread still at work drops what it
@@ -89,12 +104,12 @@ class BatchedTranslator(Translator):
         if waiting is not None:
             waiting.cancel()
 
-    def _wait(self, future: concurrent.futures.Future):
+    def _wait(self, future: concurrent.futures.Future, timeout: float | None = None):
         self._waiting = future
         if self._cancelled.is_set():  # cancelled before `cancel` could see this future
             future.cancel()
         try:
-            return future.result()
+            return future.result(timeout)
         except concurrent.futures.CancelledError:
             raise ClientGone() from None
         finally:

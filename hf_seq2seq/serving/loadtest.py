@@ -81,9 +81,16 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 async def load_level(
-    url: str, sentences: list[str], clients: int, warmup: float, duration: float, request_timeout: float
+    url: str,
+    sentences: list[str],
+    clients: int,
+    warmup: float,
+    duration: float,
+    request_timeout: float,
+    request_fields: dict | None = None,
 ) -> dict:
-    """`clients` concurrent clients for `warmup` + `duration` seconds; what was answered in the window."""
+    """`clients` concurrent clients for `warmup` + `duration` seconds, each request with `request_fields`
+    beside its text (e.g. ``{"alternatives": 3, "confidence": true}``); what was answered in the window."""
     import aiohttp
 
     loop = asyncio.get_running_loop()
@@ -98,7 +105,8 @@ async def load_level(
             text = sentences[next(counter) % len(sentences)]
             sent = loop.time()
             try:
-                async with session.post(url, json={"q": text, "source": "auto", "target": "fr"}) as response:
+                body = {"q": text, "source": "auto", "target": "fr", **(request_fields or {})}
+                async with session.post(url, json=body) as response:
                     await response.read()
                     ok, kind = response.status == 200, str(response.status)
             except (aiohttp.ClientError, TimeoutError) as error:
@@ -189,8 +197,10 @@ def run_serve_benchmark(
     server_options: tuple[str, ...] = (),
     request_timeout: float = 60.0,
     log_dir: str | None = None,
+    request_fields: dict | None = None,
 ) -> dict:
-    """Offline throughput, then the served load levels (see the module docstring). Returns a dict for JSON."""
+    """Offline throughput, then the served load levels (see the module docstring), each request with
+    `request_fields`. Returns a dict for JSON."""
     import platform
     import tempfile
 
@@ -207,7 +217,9 @@ def run_serve_benchmark(
     process = start_server(model, port, engine, precision, list(server_options), log_dir / "server.log")
     try:
         wait_ready(base_url, process)
-        levels = served_levels(base_url, sentences, concurrency, warmup, duration, request_timeout)
+        levels = served_levels(
+            base_url, sentences, concurrency, warmup, duration, request_timeout, request_fields
+        )
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -223,6 +235,7 @@ def run_serve_benchmark(
         "duration_s": duration,
         "warmup_s": warmup,
         "server_options": list(server_options),
+        "request_fields": request_fields or {},
         "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
         "offline_sentences_per_s": {str(size): round(rate, 1) for size, rate in offline.items()},
         "served": levels,
@@ -239,6 +252,7 @@ def served_levels(
     warmup: float,
     duration: float,
     request_timeout: float,
+    request_fields: dict | None = None,
 ) -> list[dict]:
     """Each load level against the running server, with the mean model batch over its window; each printed
     as it ends."""
@@ -247,7 +261,9 @@ def served_levels(
     for clients in concurrency:
         batches_before = batch_counts(base_url)
         level = asyncio.run(
-            load_level(f"{base_url}/translate", sentences, clients, warmup, duration, request_timeout)
+            load_level(
+                f"{base_url}/translate", sentences, clients, warmup, duration, request_timeout, request_fields
+            )
         )
         batches_after = batch_counts(base_url)
         count = batches_after[0] - batches_before[0]

@@ -123,15 +123,14 @@ def serve_config(args: dict, decoding: dict) -> ServeConfig:
             raise ValueError(
                 f"unknown argument {name!r}; known: model, engine, precision, languages, {', '.join(types)}"
             )
-        if name == "api_keys":
-            value = frozenset(
-                k.strip() for k in (value.split(",") if isinstance(value, str) else value) if k.strip()
-            )
+        if name in ("api_keys", "cors_origins"):
+            items = (k.strip() for k in (value.split(",") if isinstance(value, str) else value) if k.strip())
+            value = frozenset(items) if name == "api_keys" else tuple(items)
         elif name == "watch_disconnect":
             value = _flag(value)
-        elif name in ("max_wait_ms", "arrival_gap_ms", "file_expiry_minutes"):
+        elif name in ("max_wait_ms", "arrival_gap_ms", "file_expiry_minutes", "batch_timeout_s"):
             value = float(value)
-        elif name == "file_dir":
+        elif name in ("file_dir", "api_keys_file"):
             value = str(value)
         else:
             value = int(value)

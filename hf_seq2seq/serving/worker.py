@@ -1,6 +1,6 @@
 """What the service translates with: a `BatchWorker` (a language pair, sentence splitting with lengths in
-model tokens, and one batch call), `TranslatorWorker` over any engine's `Translator`, and `worker_loader`,
-which loads a saved or exported folder into one (with the language pair the folder records,
+model tokens, and one batch call, `run`, of a `Task`), `TranslatorWorker` over any engine's `Translator`, and
+`worker_loader`, which loads a saved or exported folder into one (with the language pair the folder records,
 `model_languages`)."""
 
 from __future__ import annotations
@@ -10,12 +10,51 @@ import json
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from hf_seq2seq.data.segmentation import LANGUAGES, Segmented, split_sentences
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.scoring import Score
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Task:
+    """What one model batch does with its sentences (the batcher merges only requests with equal tasks): decode
+    them with `decoding`, keep each one's `hypotheses` best translations (1: its translation), and `score` the
+    best (`hf_seq2seq.engines.scoring`). A plain task (one hypothesis, no score) gives a string per sentence,
+    any other a `Hypotheses`."""
+
+    decoding: Decoding
+    hypotheses: int = 1
+    score: bool = False
+
+    @property
+    def plain(self) -> bool:
+        return self.hypotheses == 1 and not self.score
+
+
+@dataclass(frozen=True)
+class Hypotheses:
+    """A sentence's translations, best first, and the best one's score (None unless asked for)."""
+
+    translations: list[str]
+    score: Score | None = None
+
+
+def join_alternatives(parts: Segmented, hypotheses: list[Hypotheses], count: int) -> list[str]:
+    """Up to `count` alternative translations of a text from its sentences' `hypotheses`: the k-th joins each
+    sentence's k-th best translation (its last when it has fewer), as LibreTranslate leaves out repeats and the
+    translation itself."""
+    best = parts.join([h.translations[0] for h in hypotheses])
+    out: list[str] = []
+    for rank in range(1, count + 1):
+        text = parts.join([h.translations[min(rank, len(h.translations) - 1)] for h in hypotheses])
+        if text != best and text not in out:
+            out.append(text)
+    return out
 
 
 class BatchWorker:
@@ -33,6 +72,12 @@ class BatchWorker:
     glossaries and documents (`hf_seq2seq.serving.formats`) need its tokenizer; None: plain text only."""
     alignment_error: str | None = "this server's engine gives no word alignments"
     """Why the engine gives no word alignments (which markup and glossaries need); None when it gives them."""
+    hypotheses_error: str | None = "this server's engine gives no alternative translations"
+    """Why the engine gives no alternatives; None when it gives them (`translate_more`)."""
+    score_error: str | None = "this server's engine gives no scores"
+    """Why the engine gives no scores (confidence); None when it gives them (`translate_more`)."""
+    max_positions: int | None = None
+    """The most tokens the model reads or writes (its positions): the cap of a request's ``max_new_tokens``."""
     split_tokenizer = None
     """A copy of the model's tokenizer for measuring sentences outside the model thread, when there is one."""
 
@@ -54,6 +99,17 @@ class BatchWorker:
         """Translations of `sentences`, in order: one model batch. Called from one thread at a time."""
         raise NotImplementedError
 
+    def translate_more(self, sentences: list[str], task: Task) -> list[Hypotheses]:
+        """`task`'s hypotheses and scores of `sentences`, in order: one model batch (see `hypotheses_error` and
+        `score_error` for what the engine gives)."""
+        raise NotImplementedError
+
+    def run(self, sentences: list[str], task: Task) -> list[str] | list[Hypotheses]:
+        """The batcher's call: `translate` for a plain `task`, else `translate_more`."""
+        if task.plain:
+            return self.translate(sentences, task.decoding)
+        return self.translate_more(sentences, task)
+
     def describe(self) -> dict:
         return {"engine": self.name, "source": self.source_lang, "target": self.target_lang}
 
@@ -73,11 +129,18 @@ class TranslatorWorker(BatchWorker):
         # changes per call: measuring lengths from another thread uses a copy of its own (every caller of the
         # copy tokenizes the same way, so none changes its settings under another)
         self.split_tokenizer = copy.deepcopy(tokenizer)
-        try:  # an engine without alignments refuses at once, even with nothing to align
-            translator.align([], [])
-            self.alignment_error = None
-        except UnsupportedFeature as error:
-            self.alignment_error = str(error)
+        self.max_positions = translator.max_source_length
+        # an engine refuses what it cannot do at once, even with nothing to do
+        for attribute, probe in (
+            ("alignment_error", lambda: translator.align([], [])),
+            ("hypotheses_error", lambda: translator.translate_hypotheses([], 2)),
+            ("score_error", lambda: translator.score([], [])),
+        ):
+            try:
+                probe()
+                setattr(self, attribute, None)
+            except UnsupportedFeature as error:
+                setattr(self, attribute, str(error))
 
     def length(self, sentence: str) -> int:
         return len(self.split_tokenizer(sentence)["input_ids"])
@@ -86,6 +149,17 @@ class TranslatorWorker(BatchWorker):
         from hf_seq2seq.engines.base import translate
 
         return translate(self.translator, sentences, batch_size=len(sentences), decoding=decoding)
+
+    def translate_more(self, sentences: list[str], task: Task) -> list[Hypotheses]:
+        size = len(sentences)
+        if task.hypotheses > 1:
+            found = self.translator.translate_hypotheses(sentences, task.hypotheses, size, task.decoding)
+        else:
+            found = [[translation] for translation in self.translate(sentences, task.decoding)]
+        scores = [None] * size
+        if task.score:
+            scores = self.translator.score(sentences, [each[0] for each in found], size)
+        return [Hypotheses(each, score) for each, score in zip(found, scores, strict=True)]
 
     def describe(self) -> dict:
         return super().describe() | self.translator.describe()
