@@ -98,8 +98,7 @@ class _Reader(HTMLParser):
                 continue
             piece.raw = self.document[start:end]
             out.append(piece)
-        # pieces whose start was reported twice (the parser calls one handler per construct) merged above;
-        # anything before the first piece (never: the parser starts at 0) would be lost, so check the total
+        # the pieces must give the document back: a parser that reported a position wrongly fails here, loudly
         if "".join(p.raw for p in out) != self.document:
             raise ValueError("the HTML parser's positions do not cover the document")
         return out
