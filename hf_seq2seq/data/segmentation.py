@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from hf_seq2seq.models.transformer_mt.sentence_splitting import LANGUAGES, split_text
 
-__all__ = ["LANGUAGES", "Segmented", "split_sentences", "translate_by_sentence"]
+__all__ = ["LANGUAGES", "Segmented", "split_sentences", "token_length", "translate_by_sentence"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,12 @@ class Segmented:
         for translation, separator in zip(translations, self.separators[1:], strict=True):
             parts += [translation, separator]
         return "".join(parts)
+
+
+def token_length(tokenizer) -> Callable[[str], int]:
+    """A sentence's length in `tokenizer`'s tokens, special tokens included: the `length` by which a sentence
+    longer than the model's training sources is cut further."""
+    return lambda sentence: len(tokenizer(sentence, verbose=False)["input_ids"])
 
 
 def split_sentences(

@@ -24,7 +24,7 @@ from hf_seq2seq.engines.scoring import Score
 if TYPE_CHECKING:
     from transformers import GenerationConfig, PreTrainedTokenizerBase
 
-from hf_seq2seq.data.segmentation import translate_by_sentence
+from hf_seq2seq.data.segmentation import token_length, translate_by_sentence
 from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
 
 ENGINES = ("torch", "ctranslate2", "onnxruntime")
@@ -162,5 +162,5 @@ def translate(
         translate_batch,
         source_lang,
         max_length=trained_length(tokenizer),
-        length=lambda sentence: len(tokenizer(sentence, verbose=False)["input_ids"]),
+        length=token_length(tokenizer),
     )

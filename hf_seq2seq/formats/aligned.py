@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hf_seq2seq.data.segmentation import split_sentences
+from hf_seq2seq.data.segmentation import split_sentences, token_length
 from hf_seq2seq.engines.alignment import Alignment, words
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
@@ -53,11 +53,8 @@ def translate_aligned(
     glossary needs an engine that aligns (the torch engine): the others raise
     `hf_seq2seq.engines.base.UnsupportedFeature`."""
     tokenizer = translator.tokenizer
-
-    def length(sentence: str) -> int:
-        return len(tokenizer(sentence, verbose=False)["input_ids"])
-
     if split:
+        length = token_length(tokenizer)
         segmented = [split_sentences(text, source_lang, trained_length(tokenizer), length) for text in texts]
         pieces = [(list(s.sentences), s) for s in segmented]
     else:
