@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hf_seq2seq.data.segmentation import LANGUAGES, Segmented, split_sentences
+from hf_seq2seq.data.segmentation import LANGUAGES, Segmented, split_sentences, token_length
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.scoring import Score
 
@@ -143,7 +143,7 @@ class TranslatorWorker(BatchWorker):
                 setattr(self, attribute, str(error))
 
     def length(self, sentence: str) -> int:
-        return len(self.split_tokenizer(sentence)["input_ids"])
+        return token_length(self.split_tokenizer)(sentence)
 
     def translate(self, sentences: list[str], decoding: Decoding) -> list[str]:
         from hf_seq2seq.engines.base import translate
