@@ -34,7 +34,7 @@ def test_a_token_budget_counts_source_and_target_tokens_stops_at_the_budget_and_
     inputs = batch([3, 5], [4, 2])
     assert int(batch_tokens(inputs)) == 3 + 5 + 4 + 2  # padding excluded on both sides
     budget = TrainingBudget(tokens=100)
-    schedule = BudgetSchedule(warmup_steps=1, budget=budget)
+    schedule = BudgetSchedule(warmup=1, budget=budget)
     budget.on_train_begin(ARGS, None, None)
     assert schedule(0) == 1.0
     for global_step in range(1, 7):  # 14 tokens a step: 84 after 6 steps

@@ -72,6 +72,16 @@ def op_types(graph) -> set[str]:
     return types
 
 
+def test_a_pre_ln_model_exports_with_the_tokens_of_generate(tokenizer, tmp_path):
+    # the CPU presets train pre-LN: its extra final norms are traced like the rest, and greedy search agrees
+    folder = save_random_model(tokenizer, tmp_path / "model", normalize_before=True)
+    model = TransformerMTForConditionalGeneration.from_pretrained(folder).eval()
+    onnx_model = load_onnx_model(export_onnx(folder, tmp_path / "export"))
+    expected = generated(model, tokenizer)
+    assert expected.shape[1] > 5
+    torch.testing.assert_close(generated(onnx_model, tokenizer), expected, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("num_beams", [1, 4])
 def test_onnx_runtime_generates_the_tokens_of_generate(exported, tokenizer, num_beams):
     folder, export = exported

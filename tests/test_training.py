@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
-from helpers import ROOT, tiny_args
+from helpers import ROOT, tiny_args, tiny_config
 from safetensors.torch import load_file
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, Seq2SeqTrainingArguments, pipeline
 
 from hf_seq2seq.cli import evaluate as evaluate_cli
 from hf_seq2seq.cli import translate as translate_cli
@@ -27,9 +27,10 @@ from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_toke
 from hf_seq2seq.evaluation.evaluate import evaluate_translations
 from hf_seq2seq.evaluation.report import EVAL_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.models.folder import ModelFolderError, check_model_folder
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training.final_evaluation import TRANSLATIONS_FILE, decoding_problem
 from hf_seq2seq.training.time_budget import BudgetSchedule, TrainingBudget
-from hf_seq2seq.training.trainer import TranslationTrainer
+from hf_seq2seq.training.trainer import BudgetSeq2SeqTrainer, TranslationTrainer
 
 
 def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt):
@@ -140,6 +141,7 @@ def test_a_bf16_run_reloads_its_best_checkpoint_and_evaluates_quietly(
     )
     assert (tmp_path / "run" / TRANSLATIONS_FILE).read_text().splitlines() == hypotheses
     assert results["training"]["global_step"] == 20 and results["bleu"] == pytest.approx(scores["bleu"])
+    assert results["training"]["kept_checkpoint"] == "best"  # the tiny preset keeps the best by validation
 
 
 def test_a_run_reloads_its_best_checkpoint_the_same_without_the_trainers_private_load_report(
@@ -182,6 +184,8 @@ def test_presets_set_defaults_that_flags_override():
     assert final_args.num_beams == 4
     model_args, _, training_args, _ = parse_args(["--preset", "cpu"])
     assert model_args.d_model == 256 and training_args.lr_scheduler_type == "inverse_sqrt"
+    # the budgeted CPU presets: a warmup given as a share of the budget, and the last checkpoint kept
+    assert training_args.warmup_steps == 0.3 and not training_args.load_best_model_at_end
 
 
 def test_bad_input_to_translate(tiny_run, caplog):
@@ -206,12 +210,39 @@ def test_model_folder_missing_files_is_named(tmp_path):
 
 def test_time_budget_schedule_warms_up_then_reaches_zero_when_the_budget_ends():
     budget = TrainingBudget(minutes=1.0)
-    schedule = BudgetSchedule(warmup_steps=10, budget=budget)
+    schedule = BudgetSchedule(warmup=10, budget=budget)
     assert schedule(0) == pytest.approx(0.1) and schedule(9) == pytest.approx(1.0)
     budget.elapsed = 30.0  # what on_step_end records (the slowest process's clock)
     assert schedule(100) == pytest.approx(0.5) and schedule(4) == pytest.approx(0.25)
     budget.elapsed = 75.0
     assert schedule(200) == 0.0
+
+
+def test_budget_schedule_warmup_given_as_a_share_of_the_budget_has_one_shape_on_any_machine():
+    # a fast and a slow machine reach the same factor at the same share of the budget, whatever the step
+    budget = TrainingBudget(minutes=10.0)
+    schedule = BudgetSchedule(warmup=0.1, budget=budget)
+    budget.elapsed = 30.0  # 5% of the budget: half-way through the warmup
+    assert schedule(40) == pytest.approx(0.5 * 0.95) and schedule(400) == pytest.approx(0.5 * 0.95)
+    budget.elapsed = 60.0
+    assert schedule(3) == pytest.approx(0.9)
+    budget.elapsed = 300.0
+    assert schedule(7) == pytest.approx(0.5)
+    tokens = TrainingBudget(tokens=1000)
+    tokens.tokens_trained = 25
+    assert BudgetSchedule(warmup=0.05, budget=tokens)(1) == pytest.approx(0.5 * 0.975)
+
+
+def test_the_trainer_reads_a_warmup_below_one_as_a_share_of_its_budget(tmp_path):
+    # --warmup_steps 0.3 (the cpu preset): a share of the budget, not of num_training_steps (never reached)
+    model = TransformerMTForConditionalGeneration(tiny_config())
+    for warmup, elapsed, step, factor in [(0.25, 7.5, 500, 0.5 * 0.875), (100, 7.5, 49, 0.5 * 0.875)]:
+        args = Seq2SeqTrainingArguments(tmp_path, warmup_steps=warmup, use_cpu=True, report_to="none")
+        budget = TrainingBudget(minutes=1.0)
+        trainer = BudgetSeq2SeqTrainer(model=model, args=args, budget=budget, decay_to_budget=True)
+        trainer.create_optimizer_and_scheduler(num_training_steps=10**6)
+        budget.elapsed = elapsed
+        assert trainer.lr_scheduler.lr_lambdas[0](step) == pytest.approx(factor)
 
 
 def test_evaluate_and_translate_verbs_on_the_saved_model(tiny_run, synthetic_fra_txt, tmp_path, capsys):

@@ -95,7 +95,8 @@ class DataArguments:
         default=False,
         metadata={
             "help": "with --max_train_minutes or --max_train_tokens: after warmup, decay the learning rate "
-            "linearly to 0 at the end of the budget (the one that runs out first; replaces --lr_scheduler_type)"
+            "linearly to 0 at the end of the budget (the one that runs out first; replaces --lr_scheduler_type); "
+            "a --warmup_steps below 1 is then a share of the budget"
         },
     )
 

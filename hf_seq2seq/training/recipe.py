@@ -52,7 +52,8 @@ def run(
     training_args: Seq2SeqTrainingArguments,
     final_args: FinalArguments | None = None,
 ) -> dict:
-    """Train, pick the best checkpoint by validation BLEU, save, evaluate on test. Returns the test metrics.
+    """Train, keep the best checkpoint by validation BLEU (the last with `--load_best_model_at_end false`, as the
+    CPU presets do), save, evaluate on test. Returns the test metrics.
 
     Under `torchrun`/`accelerate launch` every process calls this; only process 0 evaluates on test and writes
     the reports, and the other processes return `train_and_save`'s facts after training.
@@ -76,6 +77,7 @@ def run(
     facts.update(
         best_checkpoint=trainer.state.best_model_checkpoint,
         best_validation_bleu=trainer.state.best_metric,
+        kept_checkpoint="best" if training_args.load_best_model_at_end else "last",
         preset=model_args.preset,
         train_pairs=len(tokenized["train"]) if not data_args.streaming else None,
         epochs=trainer.state.epoch,
@@ -199,7 +201,7 @@ def train_and_save(trainer: TranslationTrainer, checkpoint: str | None) -> dict:
     every process knows: `{train_runtime_s, global_step, world_size}`, and under a budget of time or tokens
     `train_tokens` (source + target tokens trained on by all processes, `hf_seq2seq.training.time_budget`)."""
     train_result = trainer.train(resume_from_checkpoint=checkpoint)
-    trainer.save_model()  # the best checkpoint (load_best_model_at_end), on process 0, with the tokenizer
+    trainer.save_model()  # the best (load_best_model_at_end) or last checkpoint, on process 0, with the tokenizer
     trainer.save_state()
     trainer.end()  # the processes are done with each other: what follows runs on process 0 alone
     facts = {

@@ -118,14 +118,22 @@ class BudgetProgress(ProgressCallback):
 
 
 class BudgetSchedule:
-    """Learning-rate factor: linear warmup over `warmup_steps`, times a linear decay over the budget that reaches
-    0 when it runs out (the one that runs out first, when both are set). Under a budget the number of steps is
-    unknown in advance, and ending at learning rate 0 is worth much more than the slowly decaying tail of
-    inverse-square-root."""
+    """Learning-rate factor: linear warmup, times a linear decay over the budget that reaches 0 when it runs out
+    (the one that runs out first, when both are set). Under a budget the number of steps is unknown in advance,
+    and ending at learning rate 0 is worth much more than the slowly decaying tail of inverse-square-root.
 
-    def __init__(self, warmup_steps: int, budget: TrainingBudget):
-        self.warmup_steps = warmup_steps
+    `warmup` is a number of steps, or below 1 a share of the budget (as `--warmup_steps 0.1` is a share of the
+    training in transformers): the same schedule then has the same shape on a machine that makes twice the
+    steps in the budget, and in a short screening run of a recipe."""
+
+    def __init__(self, warmup: float, budget: TrainingBudget):
+        self.warmup = warmup
         self.budget = budget
 
     def __call__(self, step: int) -> float:
-        return min(1.0, (step + 1) / max(1, self.warmup_steps)) * self.budget.fraction_left()
+        left = self.budget.fraction_left()
+        if 0 < self.warmup < 1:
+            warmed = (1.0 - left) / self.warmup
+        else:
+            warmed = (step + 1) / max(1, self.warmup)
+        return min(1.0, warmed) * left

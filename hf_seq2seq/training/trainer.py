@@ -102,7 +102,10 @@ class BudgetSeq2SeqTrainer(TranslationTrainer):
 
     def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
         if self.lr_scheduler is None and self.decay_to_budget:
-            schedule = BudgetSchedule(self.args.get_warmup_steps(num_training_steps), self.budget)
+            # below 1: a share of the budget (`get_warmup_steps` would take it of `num_training_steps`, which a
+            # budgeted run never reaches)
+            warmup = self.args.warmup_steps
+            schedule = BudgetSchedule(warmup if warmup < 1 else self.args.get_warmup_steps(0), self.budget)
             self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, schedule)
         return super().create_scheduler(num_training_steps, optimizer)
 
