@@ -2,8 +2,10 @@
 or in a thread of the test process (to serve an injected worker), and a fake batch worker that can be held,
 slowed or made to fail."""
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -68,6 +70,20 @@ def start_server(model: Path, port: int, *options: str, log: Path | None = None)
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+@contextlib.contextmanager
+def serving(model: Path, *options: str, log: Path):
+    """A `start_server` on a free port, ready: yields its URL, and stops it with SIGTERM on leaving."""
+    port = free_port()
+    process = start_server(model, port, *options, log=log)
+    url = f"http://{HOST}:{port}"
+    try:
+        wait_ready(url, process)
+        yield url
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
 
 
 def metric(url: str, name: str) -> float:

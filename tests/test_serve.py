@@ -27,6 +27,7 @@ from serve_helpers import (  # noqa: E402
     metric,
     post_json,
     request,
+    serving,
     start_server,
     wait_for,
     wait_ready,
@@ -82,18 +83,11 @@ def server(trained, tmp_path_factory):
     folder = tmp_path_factory.mktemp("serve")
     keys = folder / "keys.txt"
     keys.write_text(f"# keys\n{API_KEY}\n")
-    port = free_port()
-    process = start_server(
-        trained, port, "--api-keys-file", str(keys), "--max-chars", "400", "--max-texts", "80",
+    with serving(
+        trained, "--api-keys-file", str(keys), "--max-chars", "400", "--max-texts", "80",
         "--max-new-tokens", str(MAX_NEW_TOKENS), log=folder / "server.log",
-    )  # fmt: skip
-    url = f"http://{HOST}:{port}"
-    try:
-        wait_ready(url, process)
+    ) as url:  # fmt: skip
         yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
 
 
 def test_the_folder_records_its_languages(trained):

@@ -34,6 +34,7 @@ from serve_helpers import (  # noqa: E402
     ThreadServer,
     get,
     post_json,
+    serving,
     start_server,
     wait_for,
     wait_ready,
@@ -481,15 +482,8 @@ def server(memorising_folder, tmp_path_factory):
     folder = tmp_path_factory.mktemp("serve-api")
     keys = folder / "keys.txt"
     keys.write_text("limited 5\nfree\n")
-    port = free_port()
-    process = start_server(memorising_folder, port, "--api-keys-file", str(keys), log=folder / "server.log")
-    url = f"http://{HOST}:{port}"
-    try:
-        wait_ready(url, process)
+    with serving(memorising_folder, "--api-keys-file", str(keys), log=folder / "server.log") as url:
         yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
 
 
 def test_libretranslates_client_translates_detects_and_lists_languages(server):

@@ -25,7 +25,7 @@ except ImportError:
     requests = None
 needs_requests = pytest.mark.skipif(requests is None, reason="requests is not installed")
 
-from helpers import WordTranslator, free_port  # noqa: E402
+from helpers import WordTranslator  # noqa: E402
 from serve_helpers import (  # noqa: E402
     HOST,
     FakeWorker,
@@ -34,7 +34,7 @@ from serve_helpers import (  # noqa: E402
     metric,
     post_json,
     request,
-    start_server,
+    serving,
     wait_for,
     wait_ready,
 )
@@ -487,18 +487,11 @@ MAX_FILE_BYTES = 100_000  # a .docx of python-docx's template is about 36 kB
 def server(memorising_folder, tmp_path_factory):
     """`python -m hf_seq2seq serve` on the memorising model, files kept in a folder the tests can see."""
     folder = tmp_path_factory.mktemp("serve-files")
-    port = free_port()
-    process = start_server(
-        memorising_folder, port, "--max-file-bytes", str(MAX_FILE_BYTES), "--file-dir", str(folder / "files"),
+    with serving(
+        memorising_folder, "--max-file-bytes", str(MAX_FILE_BYTES), "--file-dir", str(folder / "files"),
         log=folder / "server.log",
-    )  # fmt: skip
-    url = f"http://{HOST}:{port}"
-    try:
-        wait_ready(url, process)
+    ) as url:  # fmt: skip
         yield url, folder / "files"
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 def round_trip(url: str, filename: str, content: bytes, **fields):
