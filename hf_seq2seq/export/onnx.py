@@ -157,7 +157,10 @@ def trace_graphs(model: PreTrainedModel, scratch: Path) -> tuple[Path, Path, Pat
     past_tensors = [
         torch.zeros(batch, heads, past if ".decoder." in name else source, head_dim) for name in past_names
     ]
-    B, S, T, P = (torch.export.Dim(name) for name in ("batch_size", "encoder_sequence_length", "decoder_sequence_length", "past_decoder_sequence_length"))  # fmt: skip
+    # lengths as long as the position table: torch.export finds that bound itself, but only by failing a first
+    # capture and capturing again (twice the time of an export)
+    B = torch.export.Dim("batch_size")
+    S, T, P = (torch.export.Dim(name, max=config.max_position_embeddings) for name in ("encoder_sequence_length", "decoder_sequence_length", "past_decoder_sequence_length"))  # fmt: skip
     decoder_shapes = {
         "encoder_attention_mask": {0: B, 1: S},
         "input_ids": {0: B, 1: T},
