@@ -198,15 +198,16 @@ FIXTURES = ROOT / "tests" / "fixtures"
 LEGACY_FOLDER = FIXTURES / "folder-0.1.0"  # saved before the transformers 5.24 fix (fixtures/README.md)
 
 
-def train_memorising_folder(path: Path, steps: int = 400) -> Path:
-    """A 2+2-layer model (d_model 32) trained in a few seconds to translate `MEMORISED_PAIRS` exactly (AdamW,
-    full batch), saved as training saves a folder with `tiny_tokenizer`; the recipe of `fixtures/folder-0.1.0`."""
+def train_memorising_folder(path: Path, steps: int = 400, normalize_before: bool = False) -> Path:
+    """A 2+2-layer model (d_model 32, post-LN unless `normalize_before`) trained in a few seconds to translate
+    `MEMORISED_PAIRS` exactly (AdamW, full batch), saved as training saves a folder with `tiny_tokenizer`; the
+    recipe of `fixtures/folder-0.1.0`."""
     torch.manual_seed(0)
     tokenizer = tiny_tokenizer()
     config = TransformerMTConfig(
         vocab_size=len(VOCAB), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, dropout=0.0, max_position_embeddings=32,
-        **TOKENIZER_IDS,
+        normalize_before=normalize_before, **TOKENIZER_IDS,
     )  # fmt: skip
     model = TransformerMTForConditionalGeneration(config)
     sources, targets = zip(*MEMORISED_PAIRS, strict=True)

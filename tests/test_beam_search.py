@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import LEGACY_FOLDER, MEMORISED_PAIRS, run_without_package
+from helpers import LEGACY_FOLDER, MEMORISED_PAIRS, run_without_package, train_memorising_folder
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationMixin, pipeline
 from transformers.cache_utils import EncoderDecoderCache
 
@@ -185,23 +185,31 @@ def test_torch_engine_translates_the_training_sentences(memorised, num_beams):
 
 
 @pytest.fixture(scope="module")
-def onnx_export(memorising_folder, tmp_path_factory):
+def pre_ln_export(tmp_path_factory):
+    """A pre-LN model (the CPU presets' layout: its extra final norms are traced like the rest) trained like
+    `memorising_folder`, its tokenizer and its ONNX export; test_onnx_export.py's export is of a post-LN model.
+    One export for both placements would be slow: tracing a model takes most of a minute."""
     onnx_export = pytest.importorskip("hf_seq2seq.export.onnx", reason="the onnx extra")
-    return onnx_export.export_onnx(memorising_folder, tmp_path_factory.mktemp("onnx") / "export")
+    root = tmp_path_factory.mktemp("pre-ln")
+    folder = train_memorising_folder(root / "model", normalize_before=True)
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
+    assert model.config.normalize_before
+    return model, AutoTokenizer.from_pretrained(folder), onnx_export.export_onnx(folder, root / "export")
 
 
 @pytest.mark.parametrize("num_beams", BEAMS)
-def test_onnxruntime_engine_decodes_the_same_with_and_without_the_cache(memorised, onnx_export, num_beams):
+def test_onnxruntime_engine_decodes_the_same_with_and_without_the_cache(pre_ln_export, num_beams):
     """The ONNX Runtime engine decodes through `GenerationMixin` too."""
     from hf_seq2seq.engines.onnxruntime_engine import OnnxTranslator
 
-    translator = OnnxTranslator(onnx_export)
+    model, tokenizer, export = pre_ln_export
+    translator = OnnxTranslator(export)
     assert translator.translate_sentences(SOURCES, decoding=Decoding(num_beams=num_beams)) == TARGETS
-    batch = batch_of(memorised[1], SOURCES + UNSEEN)
+    batch = batch_of(tokenizer, SOURCES + UNSEEN)
     with torch.inference_mode():
         cached = translator.model.generate(**batch, num_beams=num_beams, max_new_tokens=12)
         uncached = translator.model.generate(**batch, num_beams=num_beams, max_new_tokens=12, use_cache=False)
-        torch_engine = GenerationMixin.generate(memorised[0], **batch, num_beams=num_beams, max_new_tokens=12)
+        torch_engine = GenerationMixin.generate(model, **batch, num_beams=num_beams, max_new_tokens=12)
     assert torch.equal(cached, uncached)
     assert torch.equal(cached, torch_engine)
 

@@ -344,8 +344,8 @@ def test_impossible_config_values_raise(overrides, field):
 
 @pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
 def test_both_norm_placements_learn_the_synthetic_task(normalize_before):
-    """Seed 001's task (map each symbol, repeat the last, reverse) on 10-20 symbol strings: a tiny model
-    trained for about a CPU minute decodes >= 95% of fresh strings exactly with generate()."""
+    """Seed 001's task (map each symbol, repeat the last, reverse) on 5-10 symbol strings: a tiny model
+    trained for 300 steps decodes >= 95% of fresh strings exactly with generate()."""
     torch.manual_seed(0)
     model = TransformerMTForConditionalGeneration(
         tiny_config(
@@ -354,7 +354,7 @@ def test_both_norm_placements_learn_the_synthetic_task(normalize_before):
             eos_token_id=synthetic_task.EOS, decoder_start_token_id=synthetic_task.BOS,
         )
     )  # fmt: skip
-    steps, warmup = 800, 100
+    steps, warmup = 300, 40
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, 1.0) * (1 - s / steps)
@@ -362,7 +362,7 @@ def test_both_norm_placements_learn_the_synthetic_task(normalize_before):
     rng = np.random.default_rng(0)
     model.train()
     for _ in range(steps):
-        loss = model(**synthetic_task.make_batch(rng, 64, min_len=10, max_len=20)).loss
+        loss = model(**synthetic_task.make_batch(rng, 64, min_len=5, max_len=10)).loss
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -371,13 +371,13 @@ def test_both_norm_placements_learn_the_synthetic_task(normalize_before):
 
     model.eval()
     test = synthetic_task.make_batch(
-        np.random.default_rng(12345), 200, min_len=10, max_len=20
+        np.random.default_rng(12345), 200, min_len=5, max_len=10
     )  # unseen strings
     with torch.no_grad():
         generated = model.generate(
             input_ids=test["input_ids"],
             attention_mask=test["attention_mask"],
-            max_new_tokens=24,
+            max_new_tokens=14,
             do_sample=False,
         )
     exact = 0

@@ -553,7 +553,18 @@ def test_serve_exits_with_the_folder_error_on_a_wrong_onnx_folder(memorising_fol
     assert "is a saved model folder, not an ONNX export" in done.stderr
 
 
-def test_serve_refuses_a_bad_keys_file_and_limits_that_do_not_go_together(memorising_folder, tmp_path):
+def test_serve_refuses_a_bad_keys_file_and_limits_that_do_not_go_together(
+    memorising_folder, tmp_path, monkeypatch, capsys
+):
+    """The command's own checks, in this process (a refused start loads no model): it ends with the reason
+    before a server starts."""
+    from hf_seq2seq.cli import serve
+
+    def start(*args):
+        raise AssertionError("the server started")
+
+    monkeypatch.setattr(serve, "run_uvicorn", start)
+    monkeypatch.setattr(serve, "setup_logging", lambda: None)  # the test session's logging stays as it is
     keys = tmp_path / "keys.txt"
     keys.write_text("key 0\n")
     for options, message in (
@@ -561,11 +572,10 @@ def test_serve_refuses_a_bad_keys_file_and_limits_that_do_not_go_together(memori
         (["--api-keys-file", str(tmp_path / "none.txt")], "cannot read the API keys file"),
         (["--alternatives-limit", "8"], "alternatives_limit must be from 0 to max_beams - 1 (7)"),
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "hf_seq2seq", "serve", str(memorising_folder), "--port", str(free_port()), *options],
-            cwd=ROOT, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
-        assert done.returncode != 0 and message in done.stderr, done.stderr
+        with pytest.raises(SystemExit) as ended:
+            serve.main([str(memorising_folder), *options])
+        said = f"{ended.value.code}\n{capsys.readouterr().err}"  # SystemExit(reason) or argparse's error
+        assert ended.value.code not in (0, None) and message in said, said
 
 
 def test_the_load_benchmark_sends_the_request_fields_given():
