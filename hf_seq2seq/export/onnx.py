@@ -157,8 +157,8 @@ def trace_graphs(model: PreTrainedModel, scratch: Path) -> tuple[Path, Path, Pat
     past_tensors = [
         torch.zeros(batch, heads, past if ".decoder." in name else source, head_dim) for name in past_names
     ]
-    # lengths as long as the position table: torch.export finds that bound itself, but only by failing a first
-    # capture and capturing again (twice the time of an export)
+    # lengths bounded by the position table's size: torch.export finds that bound itself, but only by failing
+    # a first capture of each graph and capturing it again
     B = torch.export.Dim("batch_size")
     S, T, P = (torch.export.Dim(name, max=config.max_position_embeddings) for name in ("encoder_sequence_length", "decoder_sequence_length", "past_decoder_sequence_length"))  # fmt: skip
     decoder_shapes = {
