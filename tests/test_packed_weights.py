@@ -22,7 +22,7 @@ from hf_seq2seq.engines.torch_engine import TorchTranslator
 
 pytestmark = pytest.mark.skipif(not packing_available(), reason="this torch has no oneDNN packed-weight ops")
 
-# d_model x vocabulary = 2^20 weights: the output layer is packed at every batch size (`packing_pays`)
+# the output layer, the fused projections and the first FFN layer are packed at every batch size (`packing_pays`)
 VOCAB = 8192
 
 
@@ -74,17 +74,29 @@ def test_packed_linear_is_the_layer(rows, bias, monkeypatch):
 
 
 def test_packing_is_kept_for_the_matmuls_where_it_pays():
-    """At the CPU preset's sizes the 8,000-way output layer is packed at any batch size and the FFN at batch
-    64, but not a 256 x 256 projection, whose packed call is slower than torch's own."""
-    output_layer, ffn, projection = (torch.nn.Linear(256, n) for n in (8000, 1024, 256))
-    assert packing_pays(output_layer, rows=1) and packing_pays(ffn, rows=64)
-    assert not packing_pays(ffn, rows=1) and not packing_pays(projection, rows=64)
+    """At the CPU preset's sizes, batch 1: the output layer (4,000 or 8,000 subwords), the fused 256 -> 768
+    projection and the 256 -> 1,024 feed-forward layer are packed; the 256 -> 256 and 256 -> 512 projections and
+    the 1,024 -> 256 feed-forward layer are not (their packed call is slower than torch's own); at batch 64 every
+    layer with 2^23 multiply-adds is."""
+    wide = [torch.nn.Linear(256, n) for n in (4000, 8000, 768, 1024)]
+    projection, keys_values, fc2 = (
+        torch.nn.Linear(*shape) for shape in ((256, 256), (256, 512), (1024, 256))
+    )
+    assert all(packing_pays(layer, rows=1) for layer in wide)
+    assert not any(packing_pays(layer, rows=1) for layer in (projection, keys_values, fc2))
+    assert packing_pays(fc2, rows=64) and not packing_pays(projection, rows=64)
 
 
-def test_a_preset_sized_model_packs_only_its_output_layer_at_batch_one():
+def test_a_preset_sized_model_packs_its_wide_layers_at_batch_one():
     torch.manual_seed(0)
     config = tiny_config(
-        vocab_size=8000, d_model=256, decoder_layers=1, encoder_layers=1, tie_word_embeddings=False
+        vocab_size=4000,
+        d_model=256,
+        decoder_layers=1,
+        encoder_layers=1,
+        encoder_ffn_dim=1024,
+        decoder_ffn_dim=1024,
+        tie_word_embeddings=False,
     )
     model = use_packed_weights(TransformerMTForConditionalGeneration(config).eval())
     packed_weights.PACKED_WEIGHTS.clear()
@@ -96,7 +108,9 @@ def test_a_preset_sized_model_packs_only_its_output_layer_at_batch_one():
             min_new_tokens=4,
         )
     assert tokens.shape == (1, 5)  # the hand-written greedy search ran
-    assert [layer for layer in model.modules() if layer in packed_weights.PACKED_WEIGHTS] == [model.lm_head]
+    layer = model.model.decoder.layers[0]
+    packed = [module for module in model.modules() if module in packed_weights.PACKED_WEIGHTS]
+    assert packed == [layer.self_attn.qkv_proj, layer.ffn.fc1, model.lm_head]
 
 
 def test_greedy_search_follows_weights_that_change():

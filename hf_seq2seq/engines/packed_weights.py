@@ -9,7 +9,7 @@ weights), which it reads faster than BLAS reads the plain matrix. The ops are pr
 each call falls back to `F.linear` (the same result) when they are missing or fail; a checkpoint loaded
 without the package decodes with plain Linear layers.
 
-A oneDNN call costs more than torch's own, so packing pays only for a large weight or a large matmul
+A oneDNN call costs more than torch's own, so packing pays only for a wide weight or a large matmul
 (`packing_pays`); docs/decoding.md has the measurements behind the rule.
 """
 
@@ -27,12 +27,14 @@ PACKED_FOR_ROWS = 64  # oneDNN picks the packed layout for this many rows; it is
 
 
 def packing_pays(layer: nn.Linear, rows: int) -> bool:
-    """Whether `packed_linear` is worth its call for `rows` rows through `layer`: a weight of at least 2^20
-    entries (the output layer over the vocabulary), or at least 2^23 multiply-adds for the batch (the
-    feed-forward and fused projections at a batch of dozens); a small matmul is faster in torch's own kernel
-    than the oneDNN call costs."""
+    """Whether `packed_linear` is worth its call for `rows` rows through `layer`: a layer with at least three
+    times as many outputs as inputs (the output layer over the vocabulary, the fused query-key-value projection,
+    the first feed-forward layer), or at least 2^23 multiply-adds for the batch (every large layer at a batch of
+    dozens). At batch 1 a decoding step reads its weights from memory, and oneDNN reads a wide weight in its
+    packed layout faster than torch's own kernel reads the plain matrix; for a narrower layer (d -> d, d -> 2d,
+    4d -> d) the packed call costs more than it saves (docs/decoding.md)."""
     weight_size = layer.in_features * layer.out_features
-    return weight_size >= 2**20 or rows * weight_size >= 2**23
+    return layer.out_features >= 3 * layer.in_features or rows * weight_size >= 2**23
 
 
 def packing_available() -> bool:
