@@ -8,7 +8,7 @@ import pytest
 from hf_seq2seq.cli.benchmark import main
 from hf_seq2seq.evaluation.benchmark import HUB_USER
 from hf_seq2seq.evaluation.benchmark_choices import SIZES
-from hf_seq2seq.evaluation.measuring import build_models, make_batches, tokens
+from hf_seq2seq.evaluation.measuring import build_models, interleaved, make_batches, tokens
 
 
 def test_quick_benchmark_runs_and_writes_json(tmp_path, capsys):
@@ -77,3 +77,15 @@ def test_benchmark_measures_the_compiled_path_after_compiling(capsys):
     assert row["generate_b64_new_tokens_per_s"] > 0 and row["compile_and_first_pass_s"] > 0
     assert result["generate_path"]["ours compiled fp32"] == "GenerationMixin, static cache, torch.compile"
     assert "ours compiled fp32" in capsys.readouterr().out
+
+
+def test_models_measured_by_batch_take_turns_on_every_batch():
+    """`interleaved(..., by_batch=True)` (batch-1 latency of `compare`): after one warm-up batch each, every
+    batch runs every model, the first one rotating, so that no model is always timed first or last."""
+    calls = []
+    fns = {name: (lambda batch, name=name: calls.append((name, batch["i"]))) for name in "abc"}
+    seconds = interleaved(fns, [{"i": i} for i in range(4)], repeats=2, device="cpu", by_batch=True)
+    assert set(seconds) == set("abc") and all(s >= 0 for s in seconds.values())
+    one_pass = [("a", 0), ("b", 0), ("c", 0), ("b", 1), ("c", 1), ("a", 1)]
+    one_pass += [("c", 2), ("a", 2), ("b", 2), ("a", 3), ("b", 3), ("c", 3)]
+    assert calls == [("a", 0), ("b", 0), ("c", 0)] + one_pass * 2

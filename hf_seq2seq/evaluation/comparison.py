@@ -79,8 +79,9 @@ def batch_1_latency_ms(
 ) -> dict[str, float]:
     """Milliseconds per sentence of each saved model folder (name -> folder) translating `sentences` one at a
     time with its saved decoding on the torch engine (packed weights, as `hf-seq2seq translate`): the median
-    over `repeats` passes, the models measured in turn so that the machine's load falls on all alike, each
-    after an untimed pass over all the sentences (the first call of each shape pays one-time costs)."""
+    over `repeats` passes, the models taking turns on every sentence so that the machine's load falls on all
+    alike, each after an untimed pass over all the sentences (the first call of each shape pays one-time
+    costs)."""
     translators = {name: load_translator(folder, "torch") for name, folder in folders.items()}
     device = next(iter(translators.values())).model.device.type
     batches = [[sentence] for sentence in sentences]
@@ -90,7 +91,7 @@ def batch_1_latency_ms(
     }
     for fn in one_by_one.values():
         timed(fn, batches, device)
-    seconds = interleaved(one_by_one, batches, repeats, device)
+    seconds = interleaved(one_by_one, batches, repeats, device, by_batch=True)
     return {name: 1000 * s / len(sentences) for name, s in seconds.items()}
 
 

@@ -170,15 +170,32 @@ def timed(fn: Callable[[dict], None], batches: list[dict], device: str) -> float
 
 
 def interleaved(
-    fns: dict[str, Callable[[dict], None]], batches: list[dict], repeats: int, device: str
+    fns: dict[str, Callable[[dict], None]],
+    batches: list[dict],
+    repeats: int,
+    device: str,
+    by_batch: bool = False,
 ) -> dict:
-    """Median seconds per pass over `batches`, measuring the models in turn, after one warm-up pass each."""
+    """Median seconds per pass over `batches`, measuring the models in turn, after one warm-up pass each.
+
+    `by_batch`: the models take turns on every batch (the first one rotating) instead of on every pass, so that
+    the machine's drift within a pass, several percent on a shared VM, falls on every model alike."""
     for fn in fns.values():
         timed(fn, batches[:1], device)
     runs: dict[str, list[float]] = {name: [] for name in fns}
+    names = list(fns)
     for _ in range(repeats):
-        for name, fn in fns.items():
-            runs[name].append(timed(fn, batches, device))
+        if not by_batch:
+            for name, fn in fns.items():
+                runs[name].append(timed(fn, batches, device))
+            continue
+        seconds = dict.fromkeys(names, 0.0)
+        for i, batch in enumerate(batches):
+            first = i % len(names)
+            for name in names[first:] + names[:first]:
+                seconds[name] += timed(fns[name], [batch], device)
+        for name, total in seconds.items():
+            runs[name].append(total)
     return {name: statistics.median(r) for name, r in runs.items()}
 
 
