@@ -29,6 +29,7 @@ from hf_seq2seq.data.fra_eng import load_fra_eng
 from hf_seq2seq.engines import packed_weights
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.evaluation.comparison import machine, machine_line
+from hf_seq2seq.evaluation.measuring import seconds_in_turn
 
 RULES = {
     "none": lambda layer, rows: False,
@@ -84,47 +85,48 @@ def shape_timings(shapes: list[tuple[int, int]], repeats: int) -> list[dict]:
 
 
 def model_timings(folder: str, sources: list[str], batch_sources: list[str], repeats: int) -> dict:
-    """Per rule: batch-1 ms per sentence and batch-64 sentences per second, medians over `repeats` passes. The
-    rules take turns on every sentence (batch 1) and every batch of 64, so that the machine's drift, which
-    moves a pass by several percent on a shared VM, falls on every rule alike."""
+    """Per rule: batch-1 ms per sentence and batch-64 sentences per second, medians over `repeats` passes, after
+    an untimed pass (one-time costs of each shape). The rules take turns on every sentence (batch 1) and every
+    batch of 64 (`seconds_in_turn`), so that the machine's drift, which moves a pass by several percent on a
+    shared VM, falls on every rule alike."""
     translator = load_translator(folder, "torch")
-    batches = [batch_sources[i : i + 64] for i in range(0, len(batch_sources), 64)]
-    passes = {rule: {"batch_1": [], "batch_64": []} for rule in RULES}
+
+    def under(rule, batch_size):
+        def run(sentences):
+            packed_weights.packing_pays = RULES[rule]
+            translator.translate_sentences(sentences, batch_size=batch_size)
+
+        return run
+
+    inputs = {
+        1: [[s] for s in sources],
+        64: [batch_sources[i : i + 64] for i in range(0, len(batch_sources), 64)],
+    }
     original = packed_weights.packing_pays
     try:
-        for repeat in range(repeats + 1):  # the first pass is untimed: one-time costs of each shape
-            seconds = {rule: {"batch_1": 0.0, "batch_64": 0.0} for rule in RULES}
-            for kind, inputs, batch_size in (
-                ("batch_1", [[s] for s in sources], 1),
-                ("batch_64", batches, 64),
-            ):
-                for i, sentences in enumerate(inputs):
-                    rules = list(RULES)
-                    for rule in rules[i % len(rules) :] + rules[: i % len(rules)]:
-                        packed_weights.packing_pays = RULES[rule]
-                        start = time.perf_counter()
-                        translator.translate_sentences(sentences, batch_size=batch_size)
-                        seconds[rule][kind] += time.perf_counter() - start
-            if repeat:
-                for rule, s in seconds.items():
-                    passes[rule]["batch_1"].append(1000 * s["batch_1"] / len(sources))
-                    passes[rule]["batch_64"].append(len(batch_sources) / s["batch_64"])
+        passes = {}
+        for batch_size, batches in inputs.items():
+            fns = {rule: under(rule, batch_size) for rule in RULES}
+            seconds_in_turn(fns, batches, 1, "cpu", by_batch=True)  # untimed
+            passes[batch_size] = seconds_in_turn(fns, batches, repeats, "cpu", by_batch=True)
     finally:
         packed_weights.packing_pays = original
     config = translator.model.config
+    rules = {}
+    for rule in RULES:
+        batch_1 = [1000 * s / len(sources) for s in passes[1][rule]]
+        batch_64 = [len(batch_sources) / s for s in passes[64][rule]]
+        rules[rule] = {
+            "batch_1_ms_per_sentence": statistics.median(batch_1),
+            "batch_64_sentences_per_s": statistics.median(batch_64),
+            "batch_1_passes": batch_1,
+            "batch_64_passes": batch_64,
+        }
     return {
         "vocab_size": config.vocab_size,
         "d_model": config.d_model,
         "layers": f"{config.encoder_layers}+{config.decoder_layers}",
-        "rules": {
-            rule: {
-                "batch_1_ms_per_sentence": statistics.median(p["batch_1"]),
-                "batch_64_sentences_per_s": statistics.median(p["batch_64"]),
-                "batch_1_passes": p["batch_1"],
-                "batch_64_passes": p["batch_64"],
-            }
-            for rule, p in passes.items()
-        },
+        "rules": rules,
     }
 
 

@@ -169,14 +169,15 @@ def timed(fn: Callable[[dict], None], batches: list[dict], device: str) -> float
     return time.perf_counter() - start
 
 
-def interleaved(
+def seconds_in_turn(
     fns: dict[str, Callable[[dict], None]],
     batches: list[dict],
     repeats: int,
     device: str,
     by_batch: bool = False,
-) -> dict:
-    """Median seconds per pass over `batches`, measuring the models in turn, after one warm-up pass each.
+) -> dict[str, list[float]]:
+    """Seconds of each of `repeats` passes over `batches`, per model, measuring the models in turn, after one
+    warm-up batch each.
 
     `by_batch`: the models take turns on every batch (the first one rotating) instead of on every pass, so that
     the machine's drift within a pass, several percent on a shared VM, falls on every model alike."""
@@ -196,6 +197,18 @@ def interleaved(
                 seconds[name] += timed(fns[name], [batch], device)
         for name, total in seconds.items():
             runs[name].append(total)
+    return runs
+
+
+def interleaved(
+    fns: dict[str, Callable[[dict], None]],
+    batches: list[dict],
+    repeats: int,
+    device: str,
+    by_batch: bool = False,
+) -> dict:
+    """Median seconds per pass over `batches` of each model (`seconds_in_turn`)."""
+    runs = seconds_in_turn(fns, batches, repeats, device, by_batch)
     return {name: statistics.median(r) for name, r in runs.items()}
 
 
