@@ -72,11 +72,10 @@ def shape_timings(shapes: list[tuple[int, int]], repeats: int) -> list[dict]:
                 ],
             ),
         }
-        row = {"in": in_features, "out": out_features}
+        row, calls = {"in": in_features, "out": out_features}, max(copies, 1000)
         for name, (fn, args) in kernels.items():
             microseconds(fn, args, copies)  # untimed: the first touch of every copy
             for cache, used in (("cold", args), ("warm", args[:1])):
-                calls = max(copies, 1000)
                 row[f"{cache}_{name}_us"] = statistics.median(
                     microseconds(fn, used, calls) for _ in range(repeats)
                 )
@@ -146,7 +145,7 @@ def main(argv=None):
 
     facts = machine()
     print(f"machine: {machine_line(facts)}")
-    d_model = load_translator(args.folders[0], "torch").model.config.d_model
+    d_model = json.loads((Path(args.folders[0]) / "config.json").read_text())["d_model"]
     ffn = 4 * d_model
     shapes = [
         (d_model, d_model),
