@@ -71,6 +71,14 @@ class DataArguments:
             "order of its data files, anew each epoch (0: read in file order)"
         },
     )
+    max_tokens_per_batch: int | None = field(
+        default=None,
+        metadata={
+            "help": "train on batches of pairs of similar lengths holding at most this many source + target "
+            "tokens, padding included (fairseq's --max-tokens), instead of --per_device_train_batch_size pairs; "
+            "per process and per micro-batch (with --streaming: batched in pools of --shuffle_buffer pairs)"
+        },
+    )
     max_source_length: int = 64
     max_target_length: int = 64
     max_train_samples: int | None = None

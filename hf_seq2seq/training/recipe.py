@@ -64,7 +64,7 @@ def run(
     splits, tokenizer, tokenized = set_up_data(model_args, data_args, training_args, checkpoint)
     model = set_up_model(model_args, data_args, training_args, tokenizer, tokenized["train"])
     model_class = type(model)  # before the Trainer wraps it (FSDP2 changes the class of the model it shards)
-    n_params, global_batch_size = log_sizes(model, training_args)
+    n_params, global_batch_size = log_sizes(model, training_args, data_args.max_tokens_per_batch)
     trainer = set_up_trainer(model, tokenizer, data_args, training_args, splits, tokenized)
     facts = train_and_save(trainer, checkpoint)
     if not trainer.is_world_process_zero():
@@ -83,6 +83,8 @@ def run(
         epochs=trainer.state.epoch,
         global_batch_size=global_batch_size,
     )
+    if data_args.max_tokens_per_batch:
+        facts["max_tokens_per_batch"] = data_args.max_tokens_per_batch
     test = splits.get("test")
     if test is None:
         return facts
@@ -158,10 +160,23 @@ def set_up_model(
     return model
 
 
-def log_sizes(model: PreTrainedModel, training_args: Seq2SeqTrainingArguments) -> tuple[int, int]:
-    """Log the model's size and the global batch; returns `(parameters, pairs per optimizer step)`."""
+def log_sizes(
+    model: PreTrainedModel, training_args: Seq2SeqTrainingArguments, max_tokens_per_batch: int | None = None
+) -> tuple[int, int | None]:
+    """Log the model's size and the global batch; returns `(parameters, pairs per optimizer step)`, None for the
+    pairs when batches are by tokens (`max_tokens_per_batch`: their number of pairs varies)."""
     n_params = sum(p.numel() for p in model.parameters())
     logger.info("model: %.1fM parameters, config %s", n_params / 1e6, model.config.to_diff_dict())
+    if max_tokens_per_batch:
+        logger.info(
+            "global batch: up to %d padded tokens per optimizer step = %d per process x %d processes x %d "
+            "accumulation steps",
+            max_tokens_per_batch * training_args.world_size * training_args.gradient_accumulation_steps,
+            max_tokens_per_batch,
+            training_args.world_size,
+            training_args.gradient_accumulation_steps,
+        )
+        return n_params, None
     global_batch_size = (
         training_args.train_batch_size * training_args.world_size * training_args.gradient_accumulation_steps
     )

@@ -1,15 +1,17 @@
 """The `Seq2SeqTrainer` subclasses of `hf-seq2seq train` and the function that builds the one a run needs.
 
-`TranslationTrainer` validates with the saved length rule and leaves the model's generation config alone;
-`BudgetSeq2SeqTrainer` adds the budget of time or tokens of `hf_seq2seq.training.time_budget` and its
+`TranslationTrainer` validates with the saved length rule, leaves the model's generation config alone, and trains on
+batches by tokens with `--max_tokens_per_batch` (`hf_seq2seq.training.token_batches`); `BudgetSeq2SeqTrainer` adds the budget of time or tokens of `hf_seq2seq.training.time_budget` and its
 learning-rate schedule.
 """
 
 import copy
 from collections.abc import Callable
 
+import pyarrow.compute as pc
 import torch
 from datasets import Dataset, IterableDataset
+from torch.utils.data import DataLoader
 from transformers import (
     DataCollatorForSeq2Seq,
     EvalPrediction,
@@ -23,6 +25,13 @@ from transformers.trainer_callback import ProgressCallback
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
 from hf_seq2seq.training.arguments import DataArguments
 from hf_seq2seq.training.time_budget import BudgetProgress, BudgetSchedule, TrainingBudget
+from hf_seq2seq.training.token_batches import (
+    SOURCE_COLUMN,
+    TARGET_COLUMN,
+    TokenBatchSampler,
+    TokenBatchStream,
+    collate_batches,
+)
 
 
 class TranslationTrainer(Seq2SeqTrainer):
@@ -35,7 +44,49 @@ class TranslationTrainer(Seq2SeqTrainer):
 
     `Seq2SeqTrainer.prediction_step` fills transformers' defaults into `model.generation_config` (`max_length=20`
     and all the rest); saved with the model, they would clash with the length rule in every later `generate()`.
+
+    With `max_tokens_per_batch`, training batches hold at most that many padded source + target tokens instead of
+    `per_device_train_batch_size` pairs: `get_train_dataloader` (the Trainer's hook for its training loader) batches
+    a corpus in memory with `TokenBatchSampler` and a stream with `TokenBatchStream` (pools of `token_pool` pairs),
+    and hands the loader to accelerate, which deals the batches out to the processes.
     """
+
+    def __init__(self, *args, max_tokens_per_batch: int | None = None, token_pool: int = 10_000, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.max_tokens_per_batch = max_tokens_per_batch
+        self.token_pool = token_pool
+
+    def get_train_dataloader(self) -> DataLoader:
+        if not self.max_tokens_per_batch:
+            return super().get_train_dataloader()
+        if self.train_dataset is None:
+            raise ValueError("Trainer: training requires a train_dataset.")
+        args = self.args
+        seed = args.data_seed if args.data_seed is not None else args.seed
+        workers = args.dataloader_num_workers
+        loading = dict(
+            num_workers=workers,
+            pin_memory=args.dataloader_pin_memory,
+            persistent_workers=args.dataloader_persistent_workers and workers > 0,
+            prefetch_factor=args.dataloader_prefetch_factor if workers > 0 else None,
+        )
+        if isinstance(self.train_dataset, torch.utils.data.IterableDataset):
+            stream = TokenBatchStream(self.train_dataset, self.max_tokens_per_batch, seed, self.token_pool)
+            loader = DataLoader(
+                stream, batch_size=1, collate_fn=collate_batches(self.data_collator), **loading
+            )
+        else:
+            columns = self.train_dataset.with_format("arrow")
+            sampler = TokenBatchSampler(
+                *(pc.list_value_length(columns[name]).to_numpy() for name in (SOURCE_COLUMN, TARGET_COLUMN)),
+                max_tokens=self.max_tokens_per_batch,
+                seed=seed,
+                num_processes=args.world_size,
+            )
+            loader = DataLoader(
+                self.train_dataset, batch_sampler=sampler, collate_fn=self.data_collator, **loading
+            )
+        return self.accelerator.prepare(loader)
 
     def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
         if self.args.predict_with_generate and not prediction_loss_only:
@@ -122,11 +173,13 @@ def build_trainer(
     """The Trainer of a run: with `--max_train_minutes` or `--max_train_tokens`, one that stops when the budget
     is spent (and shows it in its progress bar), whose learning rate decays to the budget's end with
     `--lr_decay_to_budget`."""
-    trainer_kwargs: dict = {}
+    trainer_kwargs: dict = {"max_tokens_per_batch": data_args.max_tokens_per_batch}
+    if data_args.shuffle_buffer > 0:
+        trainer_kwargs["token_pool"] = data_args.shuffle_buffer
     budget = None
     if data_args.max_train_minutes or data_args.max_train_tokens:
         budget = TrainingBudget(data_args.max_train_minutes, data_args.max_train_tokens)
-        trainer_kwargs = {"budget": budget, "decay_to_budget": data_args.lr_decay_to_budget}
+        trainer_kwargs |= {"budget": budget, "decay_to_budget": data_args.lr_decay_to_budget}
     trainer_class = BudgetSeq2SeqTrainer if budget is not None else TranslationTrainer
     trainer = trainer_class(
         model=model,
