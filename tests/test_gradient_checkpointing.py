@@ -1,4 +1,4 @@
-"""Gradient checkpointing and torch.compile: the Trainer flags a user sets to fit or speed up a bigger model."""
+"""Gradient checkpointing, torch.compile and the GPU's fixed shapes: what fits or speeds up a bigger model."""
 
 import json
 import warnings
@@ -13,6 +13,7 @@ from hf_seq2seq.cli.train import main as train_main
 from hf_seq2seq.engines.base import translate
 from hf_seq2seq.engines.torch_engine import TorchTranslator
 from hf_seq2seq.evaluation.report import TRAINING_REPORT
+from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 
 VOCAB = TINY_VOCAB
 
@@ -122,6 +123,38 @@ def test_compiled_model_is_one_graph_that_gives_the_eager_loss_gradients_and_out
     assert not outputs.encoder_last_hidden_state[~batch["attention_mask"].bool()].any()  # zeros at padding
     for name in ("loss", "logits", "encoder_last_hidden_state", "encoder_hidden_states"):
         torch.testing.assert_close(compiled_outputs[name], outputs[name], msg=name)
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+def test_the_gpus_fixed_shapes_give_the_cpus_loss_and_gradients(monkeypatch, implementation):
+    """Off the CPU the model keeps every shape fixed (no host sync): no packing, full logits, and the decoder's
+    self-attention without a mask, which sdpa runs as `is_causal` (its flash kernel's form) and the eager
+    implementation as an explicit causal mask. Run here by making the CPU take that path."""
+    torch.manual_seed(0)
+    model = TransformerMTForConditionalGeneration(tiny_config(label_smoothing=0.1)).train()
+    model.set_attn_implementation(implementation)
+    batch = padded_batch()
+    loss, gradients, _ = loss_and_gradients(model, batch)
+
+    calls = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def recording_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, **kwargs):
+        calls.append((query.shape[2], attn_mask is None, is_causal))
+        return sdpa(
+            query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, **kwargs
+        )
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording_sdpa)
+    monkeypatch.setattr(modeling_transformer_mt, "fixed_shapes", lambda tensor: True)
+    fixed_loss, fixed_gradients, _ = loss_and_gradients(model, batch)
+    torch.testing.assert_close(fixed_loss, loss)
+    for name, gradient in gradients.items():
+        torch.testing.assert_close(fixed_gradients[name], gradient, msg=name)
+    if implementation == "sdpa":  # 2 encoder layers (padding mask), 2 decoder layers x (self, cross)
+        target_length = batch["labels"].shape[1]
+        assert [call for call in calls if call[2]] == [(target_length, True, True)] * 2
+        assert sum(1 for call in calls if not call[1]) == 4  # the encoder's and the cross-attention's masks
 
 
 @pytest.mark.slow  # compiling takes minutes on 2 cores

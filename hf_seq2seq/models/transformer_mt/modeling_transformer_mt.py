@@ -15,8 +15,10 @@ graph; each layer's cross-attention keys/values are computed once from the encod
 `inputs_embeds` / `decoder_inputs_embeds` stand in for ids; `TransformerMTForConditionalGeneration` mixes in
 `GenerationMixin`; every encoder and decoder layer is a `GradientCheckpointingLayer`
 (`model.activation_checkpointing_enable()`, the Trainer's `--gradient_checkpointing`), so its inputs that need
-gradients are passed positionally and the KV cache is dropped inside a checkpointed layer. Training skips the
-padding: the layers' projections and FFNs run on the real tokens' rows only (`pack`).
+gradients are passed positionally and the KV cache is dropped inside a checkpointed layer. On the CPU, training
+skips the padding: the layers' projections and FFNs run on the real tokens' rows only (`pack`); on a GPU and
+under torch.compile every shape stays fixed (`fixed_shapes`), and the decoder's self-attention without padding
+runs as `is_causal`, which sdpa's fused kernels take.
 
 `generate()` adds an output length relative to the source and hands plain greedy search to the hand-written
 loop of `generation_transformer_mt.py`.
@@ -136,10 +138,19 @@ def additive_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     )
 
 
+def fixed_shapes(tensor: torch.Tensor) -> bool:
+    """Whether every shape must stay independent of the data: under torch.compile (a graph cannot branch on the data
+    or select a number of rows that depends on it), and off the CPU (on a GPU, reading the data on the host, such
+    as whether a batch has padding or how many real tokens it holds, waits until the device has run everything
+    queued, so the queue drains and the device idles, several times a step). The CPU computes in the caller's
+    thread anyway: there, skipping padding costs no wait."""
+    return torch.compiler.is_compiling() or tensor.device.type != "cpu"
+
+
 def token_mask_of(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
-    """(B, T) bool mask of real tokens, or None when there is no padding (nothing to skip). Under torch.compile
-    it is the mask whenever there is one: whether a batch has padding is data, which a graph cannot branch on."""
-    if attention_mask is None or (not torch.compiler.is_compiling() and bool(attention_mask.all())):
+    """(B, T) bool mask of real tokens, or None when there is no padding (nothing to skip). With `fixed_shapes` it
+    is the mask whenever there is one: whether a batch has padding is data."""
+    if attention_mask is None or (not fixed_shapes(attention_mask) and bool(attention_mask.all())):
         return None
     return attention_mask.bool()
 
@@ -149,16 +160,16 @@ def pack(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """The first layer's input and the mask the layers pack by: the (N, D) real-token rows and `token_mask`, so
     that the layers never compute on padding. (B, T, D) as it is and None with `keep_layout` (every layer's
-    hidden states are returned as they are computed) and under torch.compile (a number of rows that depends on
-    the data breaks the graph, and the backward of `unpack`'s scatter cannot be traced)."""
-    if token_mask is None or keep_layout or torch.compiler.is_compiling():
+    hidden states are returned as they are computed) and with `fixed_shapes` (a number of rows that depends on
+    the data breaks a graph, and the backward of `unpack`'s scatter cannot be traced)."""
+    if token_mask is None or keep_layout or fixed_shapes(hidden_states):
         return hidden_states, None
     return hidden_states[token_mask], token_mask
 
 
 def unpack(hidden_states: torch.Tensor, token_mask: torch.Tensor | None) -> torch.Tensor:
     """Real-token rows -> (B, T, F) with zeros at padding: (N, F) packed rows are put in place, (B, T, F) rows
-    (not packed, under torch.compile) have their padding zeroed; identity without a mask."""
+    (not packed: `fixed_shapes`) have their padding zeroed; identity without a mask."""
     if token_mask is None:
         return hidden_states
     if hidden_states.dim() == 3:
@@ -320,12 +331,16 @@ class TransformerMTAttention(nn.Module):
             )
         else:  # the same lookup, before
             attention_interface = ALL_ATTENTION_FUNCTIONS.get(implementation, eager_attention_forward)
+        if attention_mask is None and self.is_causal and query.shape[2] > 1 and implementation == "eager":
+            # no mask over several queries of the causal self-attention is causal attention, which the other
+            # implementations take from `is_causal`; the eager one needs it as a mask
+            attention_mask = causal_mask(query.shape[2], 0, None, query.dtype, query.device)
         return attention_interface(
             self,
             query,
             key,
             value,
-            attention_mask,  # the decoder always passes a causal mask when T > 1
+            attention_mask,  # None over T > 1 queries of the decoder's self-attention: causal (`is_causal`)
             scaling=self.scaling,
             dropout=self.dropout if self.training else 0.0,
         )  # (B, T, H, Dh), (B, H, T, K) or None
@@ -613,6 +628,10 @@ class TransformerMTDecoder(TransformerMTStack):
         token_mask = None  # a 4-D mask names no padded target tokens to skip
         if attention_mask is not None and attention_mask.dim() == 4:  # built by generate() for a static cache
             self_mask = additive_mask(attention_mask, hidden_states.dtype)  # (B, 1, T, K)
+        elif attention_mask is None and cache is None and fixed_shapes(hidden_states):
+            # plain causal attention: no mask, so that sdpa runs it as `is_causal`, which its fused kernels (flash
+            # attention among them) take; an explicit mask rules flash attention out
+            self_mask = None
         else:
             self_mask = causal_mask(
                 length, past_length, attention_mask, hidden_states.dtype, hidden_states.device, key_length
@@ -726,8 +745,9 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
 
     Training speed-up that leaves the loss unchanged: in training mode with `labels`, the output projection
     and the cross-entropy run only on the positions whose label is not -100, and `logits` is not returned
-    (the loss is all the Trainer needs). In eval mode, and under torch.compile (a graph cannot select a number
-    of positions that depends on the data), the full (B, T, V) logits are returned.
+    (the loss is all the Trainer needs). In eval mode, and with `fixed_shapes` (under torch.compile, and off the
+    CPU: selecting a number of positions that depends on the data breaks a graph, and on a GPU waits for the
+    device), the full (B, T, V) logits are returned.
     """
 
     _tied_weights_keys = {
@@ -814,8 +834,9 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             use_cache = False
             if decoder_input_ids is None and decoder_inputs_embeds is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
-            if self.training and decoder_attention_mask is None:
-                # positions after the last real label feed no loss (the decoder is causal): skip them
+            if self.training and decoder_attention_mask is None and not fixed_shapes(labels):
+                # positions after the last real label feed no loss (the decoder is causal): skip them (without a
+                # mask, with `fixed_shapes`, they are computed and feed no loss either)
                 decoder_attention_mask = (labels != -100).flip(1).cummax(1).values.flip(1)
         outputs = self.model(
             input_ids,
@@ -833,7 +854,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         hidden_states = outputs.last_hidden_state  # (B, T, D)
 
         logits, loss = None, None
-        if labels is not None and self.training and not torch.compiler.is_compiling():
+        if labels is not None and self.training and not fixed_shapes(labels):
             keep = labels != -100  # (B, T)
             loss = self._loss(self.lm_head(hidden_states[keep]), labels[keep], num_items_in_batch)  # (N, V)
         else:
