@@ -10,7 +10,7 @@ import sys
 from hf_seq2seq.errors import FolderError
 
 VERBS = {
-    "train": "train a model and evaluate it on the test split (presets: cpu, cpu-long, gpu, tiny)",
+    "train": "train a model and evaluate it on the test split (presets: cpu, cpu-long, gpu, gpu-wmt, tiny)",
     "compare": "train recipes back to back for one budget and seeds; compare BLEU, chrF, tokens/s, latency",
     "evaluate": "translate a test set with a saved model and score it (BLEU, chrF)",
     "translate": "translate sentences given as arguments, or lines of stdin or a file",

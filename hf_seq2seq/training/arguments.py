@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 class ModelArguments:
     """The network and its tokenizer (sizes use the Marian/BART names of `TransformerMTConfig`)."""
 
-    preset: str = field(default="cpu", metadata={"help": "named defaults: cpu, cpu-long, gpu, tiny"})
+    preset: str = field(default="cpu", metadata={"help": "named defaults: cpu, cpu-long, gpu, gpu-wmt, tiny"})
     model_name_or_path: str | None = field(default=None, metadata={"help": "fine-tune a saved model folder"})
     tokenizer_name_or_path: str | None = field(default=None, metadata={"help": "reuse a saved tokenizer"})
     vocab_size: int = field(default=8000, metadata={"help": "subword vocabulary when training a tokenizer"})

@@ -2,7 +2,7 @@
 
 `hf-seq2seq train` (`hf_seq2seq.cli.train`) parses the flags into the dataclasses of
 `hf_seq2seq.training.arguments` over the defaults of a preset (`hf_seq2seq.training.presets`) and calls
-:func:`run`. Every `Seq2SeqTrainingArguments` flag works; a named preset (`--preset cpu|cpu-long|gpu|tiny`)
+:func:`run`. Every `Seq2SeqTrainingArguments` flag works; a named preset (`--preset cpu|cpu-long|gpu|gpu-wmt|tiny`)
 only changes defaults, so any flag given explicitly wins.
 
 The same script runs on one process or many: under `torchrun` or `accelerate launch` the Trainer (through

@@ -34,6 +34,10 @@ class TrainingBudget(TrainerCallback):
     step), so that all of them stop at the same step: one that stopped alone would leave the others waiting in
     their next gradient all-reduce. The same synchronised figures drive `BudgetSchedule`, so every process
     applies the same learning rate.
+
+    The tokens are counted on the batches' device, and read on the host only when needed: every step under a
+    token budget, but only when asked (the report, a log line) under a budget of time alone in one process. On a
+    GPU each read waits until the device has run every queued kernel, which would drain the queue each step.
     """
 
     def __init__(self, minutes: float | None = None, tokens: int | None = None):
@@ -43,8 +47,21 @@ class TrainingBudget(TrainerCallback):
         self.tokens = tokens or None
         self.start = 0.0
         self.elapsed = 0.0
-        self.tokens_trained = 0  # by all processes, as of the last step's end
-        self._local_tokens = 0  # by this process (a tensor on its device once a batch is counted)
+        self._trained = 0  # by all processes, read on the host
+        self._unread = 0  # by all processes in past steps, not read yet (a tensor on the device)
+        self._local_tokens = 0  # by this process in this step (a tensor on its device once counted)
+
+    @property
+    def tokens_trained(self) -> int:
+        """Tokens trained on by all processes as of the last step's end."""
+        if isinstance(self._unread, torch.Tensor):
+            self._trained += int(self._unread.item())
+        self._unread = 0
+        return self._trained
+
+    @tokens_trained.setter
+    def tokens_trained(self, value: int) -> None:
+        self._trained, self._unread = value, 0
 
     def count(self, inputs: dict) -> None:
         """Add a batch that this process trains on (each micro-batch, under gradient accumulation)."""
@@ -79,7 +96,7 @@ class TrainingBudget(TrainerCallback):
             torch.distributed.all_reduce(tokens, op=torch.distributed.ReduceOp.SUM)
             elapsed = clock.item()
         self.elapsed = elapsed
-        self.tokens_trained += int(tokens.item())
+        self._unread = self._unread + tokens
         self._local_tokens = 0
         if self.seconds and elapsed >= self.seconds:
             logger.info("time budget of %.1f min reached at step %d", self.seconds / 60, state.global_step)

@@ -1,0 +1,119 @@
+"""The `gpu` recipe without a GPU: its presets parse into the settings docs/training.md describes, and a training
+step of it reads nothing back from the device (logging apart, every `logging_steps`) (on a GPU each read waits for the device)."""
+
+import pytest
+import torch
+from datasets import Dataset
+from helpers import TINY_VOCAB, tiny_config, tiny_tokenizer
+from transformers import TrainerCallback
+
+from hf_seq2seq.cli.train import parse_args
+from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
+from hf_seq2seq.training.time_budget import TrainingBudget
+from hf_seq2seq.training.trainer import build_trainer
+
+
+def test_the_gpu_preset_is_a_time_budget_recipe_on_token_batches(tmp_path):
+    model_args, data_args, training_args, final_args = parse_args(
+        ["--preset", "gpu", "--output_dir", str(tmp_path)]
+    )
+    assert (model_args.d_model, model_args.encoder_layers, model_args.ffn_dim) == (
+        512,
+        6,
+        2048,
+    )  # the base model
+    assert model_args.normalize_before and model_args.dropout == 0.3
+    assert data_args.max_tokens_per_batch == 25_000
+    assert (
+        data_args.max_train_minutes == 6.0
+        and data_args.lr_decay_to_budget
+        and training_args.warmup_steps == 0.1
+    )
+    assert not training_args.load_best_model_at_end  # the last step, as the cpu preset
+    assert training_args.optim == "adamw_torch_fused" and not training_args.logging_nan_inf_filter
+    assert training_args.dataloader_num_workers == 4 and training_args.dataloader_persistent_workers
+    assert training_args.bf16 == (torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    assert final_args.num_beams == 6
+    # a flag given explicitly wins over the preset
+    _, data_args, _, _ = parse_args(
+        ["--preset", "gpu", "--max_tokens_per_batch", "4000", "--output_dir", "x"]
+    )
+    assert data_args.max_tokens_per_batch == 4000
+
+
+def test_the_gpu_wmt_preset_keeps_the_papers_settings():
+    model_args, data_args, training_args, final_args = parse_args(["--preset", "gpu-wmt"])
+    assert not model_args.normalize_before and model_args.dropout == 0.1 and model_args.vocab_size == 32000
+    assert data_args.streaming and data_args.dataset == "wmt14" and data_args.max_train_minutes is None
+    assert data_args.max_tokens_per_batch == 25_000 and training_args.gradient_accumulation_steps == 2
+    assert training_args.lr_scheduler_type == "inverse_sqrt" and training_args.warmup_steps == 4000
+    assert (
+        training_args.learning_rate == pytest.approx(7.0e-4, rel=0.01) and training_args.max_steps == 100_000
+    )
+    assert (final_args.average_last, final_args.num_beams, final_args.length_penalty) == (5, 4, 0.6)
+
+
+class HostReads:
+    """Counts the calls that read a tensor's value on the host (on a GPU, each waits for the device)."""
+
+    names = ("item", "tolist", "numpy", "__bool__", "__int__", "__float__")
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        for name in self.names:
+            original = getattr(torch.Tensor, name)
+            monkeypatch.setattr(torch.Tensor, name, self.counting(original))
+
+    def counting(self, original):
+        def read(tensor, *args, **kwargs):
+            self.count += 1
+            return original(tensor, *args, **kwargs)
+
+        return read
+
+
+class StepReads(TrainerCallback):
+    """The host reads of each step: forward, backward, gradient clipping, optimizer and learning-rate steps, and the
+    budget's check (the callbacks before this one). Not the batch loading before it or the logging after it."""
+
+    def __init__(self, reads: HostReads):
+        self.reads, self.started, self.per_step = reads, 0, {}
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.started = self.reads.count
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.per_step[state.global_step] = self.reads.count - self.started
+
+
+def test_a_step_of_the_gpu_recipe_reads_nothing_back_from_the_device(tmp_path, monkeypatch):
+    tokenizer = tiny_tokenizer()
+    rows = [
+        {
+            "input_ids": [5 + i % 7] * (2 + i % 9) + [2],
+            "attention_mask": [1] * (3 + i % 9),
+            "labels": [6] * (1 + i % 5),
+        }
+        for i in range(200)
+    ]
+    model_args, data_args, training_args, _ = parse_args(
+        [
+            "--preset", "gpu", "--output_dir", str(tmp_path), "--use_cpu", "true", "--bf16", "false",
+            "--max_tokens_per_batch", "300", "--max_train_minutes", "5", "--logging_steps", "4",
+            "--eval_strategy", "no", "--save_strategy", "no", "--disable_tqdm", "true",
+            "--dataloader_num_workers", "0", "--dataloader_persistent_workers", "false",
+        ]
+    )  # fmt: skip
+    training_args.max_steps = 13
+    model = TransformerMTForConditionalGeneration(tiny_config(vocab_size=TINY_VOCAB, dropout=0.3))
+    trainer = build_trainer(model, tokenizer, data_args, training_args, Dataset.from_list(rows), None, None)
+    reads = HostReads(monkeypatch)
+    steps = StepReads(reads)
+    trainer.add_callback(steps)
+    monkeypatch.setattr(modeling_transformer_mt, "fixed_shapes", lambda tensor: True)  # the model as on a GPU
+    trainer.train()
+
+    assert len(steps.per_step) == 13 and set(steps.per_step.values()) == {0}
+    assert reads.count > 0  # the loss and gradient norm, read every 4 steps to be logged
+    assert isinstance(trainer.budget, TrainingBudget) and trainer.budget.tokens_trained > 0
