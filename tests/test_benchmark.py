@@ -4,8 +4,10 @@ loaded CI machine mean nothing)."""
 import json
 
 import pytest
+import torch
 
 from hf_seq2seq.cli.benchmark import main
+from hf_seq2seq.evaluation import benchmark, measuring
 from hf_seq2seq.evaluation.benchmark import HUB_USER
 from hf_seq2seq.evaluation.benchmark_choices import SIZES
 from hf_seq2seq.evaluation.measuring import build_models, interleaved, make_batches, tokens
@@ -89,3 +91,26 @@ def test_models_measured_by_batch_take_turns_on_every_batch():
     one_pass = [("a", 0), ("b", 0), ("c", 0), ("b", 1), ("c", 1), ("a", 1)]
     one_pass += [("c", 2), ("a", 2), ("b", 2), ("a", 3), ("b", 3), ("c", 3)]
     assert calls == [("a", 0), ("b", 0), ("c", 0)] + one_pass * 2
+
+
+def test_training_is_measured_on_token_batches_against_the_peak_of_its_dtype(monkeypatch, capsys):
+    """`--dtype bf16`: the FLOP/s are divided by a matmul peak measured in bf16, not fp32 (on a GPU, bf16's peak
+    is many times fp32's); `--train-batch-tokens N`: training also on batches of up to N padded tokens."""
+    peak_dtypes = []
+
+    def matmul_peak_flops(device, dtype=None, n=None, repeats=5):
+        peak_dtypes.append(dtype)
+        return measuring.matmul_peak_flops(device, dtype, n, repeats)
+
+    monkeypatch.setattr(benchmark, "matmul_peak_flops", matmul_peak_flops)
+    result = main(["--quick", "--dtype", "bf16", "--train-batch-tokens", "300"])
+    assert peak_dtypes == [torch.bfloat16] and result["matmul_peak_dtype"] == "bf16"
+    by_tokens = result["token_batches"]
+    assert max(by_tokens["padded_tokens_per_batch"]) <= 300 and min(by_tokens["sentences_per_batch"]) > 4
+    for model in ("ours", "marian"):
+        assert by_tokens[model]["train_tokens_per_s"] > 0 and 0 < by_tokens[model]["train_mfu"] < 1
+        assert result[model]["train_mfu"] == pytest.approx(
+            result[model]["train_flops_per_s"] / result["matmul_peak_flops_per_s"]
+        )
+    output = capsys.readouterr().out
+    assert "bf16 matmul peak" in output and "training on batches of up to 300 padded tokens" in output

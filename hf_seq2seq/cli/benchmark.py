@@ -4,7 +4,8 @@ from hf_seq2seq.evaluation.benchmark_choices import DTYPES
 
 from ._common import add_measuring_arguments, add_size_argument, parser, print_result, quiet_transformers
 
-# --quick: one timed pass, one latency run, 3 new tokens, batches of QUICK_BATCH_SIZE sentences, no memory
+# --quick: one timed pass, one latency run, 3 new tokens, batches of QUICK_BATCH_SIZE sentences, no memory, the
+# matmul peak on 1024 x 1024 matrices
 QUICK = dict(repeats=1, latency_runs=1, new_tokens=3)
 QUICK_BATCH_SIZE = 4
 
@@ -14,7 +15,8 @@ def build_parser():
         "benchmark",
         "Measure training throughput, greedy generate() speed (batch 64 and batch-1 latency) and memory of this "
         "model and of MarianMTModel at the same size, in one process, and print a table with the ratios.",
-        "hf-seq2seq benchmark --size cpu --json docs/benchmark_cpu.json",
+        "hf-seq2seq benchmark --size cpu --json docs/benchmark_cpu.json\n"
+        "  hf-seq2seq benchmark --size large --device cuda --dtype bf16 --train-batch-tokens 25000",
     )
     add_size_argument(p, "--size", "cpu")
     add_measuring_arguments(p)
@@ -25,6 +27,14 @@ def build_parser():
         help="training autocast dtype and generation weight dtype (both models unless --marian-dtype)",
     )
     p.add_argument("--marian-dtype", choices=DTYPES, default=None)
+    p.add_argument(
+        "--train-batch-tokens",
+        type=int,
+        metavar="N",
+        help="also measure training on batches by tokens of up to N padded source + target tokens, sentences of "
+        "similar lengths (as `hf-seq2seq train --max_tokens_per_batch N`; the gpu preset's is 25000), beside the "
+        "64-sentence batches",
+    )
     p.add_argument(
         "--generate-only",
         action="store_true",
@@ -87,6 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
             train_batches=1,
             generate_batch_size=QUICK_BATCH_SIZE,
             measure_memory=False,
+            peak_size=1024,
         )
     result = run_benchmark(
         size=args.size,
@@ -96,6 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
         measure_training=not args.generate_only,
         precisions=tuple(args.precision),
         compiled=args.compile,
+        train_batch_tokens=args.train_batch_tokens,
         **settings,
     )
     return print_result(result, format_table(result), args.json)

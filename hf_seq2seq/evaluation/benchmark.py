@@ -5,7 +5,10 @@ Marian is the same architecture (post-LN, sinusoidal positions, scaled and tied 
 vocab, width, depth, heads and FFN size the two do the same arithmetic and the ratio measures the
 implementation. Measurements are interleaved (ours, Marian, ours, ...) and repeated; medians are reported.
 
-1. training throughput: forward + backward + AdamW step, non-pad (source + target) tokens per second;
+1. training throughput: forward + backward + AdamW step, non-pad (source + target) tokens per second, on
+   batches of 64 sentences and, with `train_batch_tokens`, also on batches by tokens as `--max_tokens_per_batch`
+   makes them (a GPU needs batches of thousands of tokens to be busy: at 64 sentences it mostly waits for kernel
+   launches);
 2. greedy `generate()` throughput at batch 64 and latency at batch 1 (a fixed number of new tokens), through
    plain `model.generate(...)` calls: ours then runs its hand-written greedy search (see `generate_path`), on
    packed weights as `hf-seq2seq translate` runs it (`hf_seq2seq.engines.packed_weights.use_packed_weights`);
@@ -13,8 +16,8 @@ implementation. Measurements are interleaved (ours, Marian, ours, ...) and repea
    hf_seq2seq; optionally also ours at an opt-in inference precision (bf16 weights, int8 Linear layers) and
    through the opt-in compiled path (static cache, decoding step compiled by `torch.compile`);
 3. peak memory of one training step (CUDA: allocator peak; CPU: resident-set growth, in a fresh process);
-4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured fp32
-   matmul peak on the same device.
+4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured matmul peak on
+   the same device, in the dtype each model trains in (bf16 for a bf16 run).
 
 The measuring tools are in `hf_seq2seq.evaluation.measuring`, the model sizes in
 `hf_seq2seq.evaluation.benchmark_choices`; the benchmark of the CTranslate2 and ONNX exports is
@@ -37,6 +40,7 @@ from hf_seq2seq.evaluation.measuring import (
     generate_path,
     interleaved,
     make_batches,
+    make_token_batches,
     matmul_peak_flops,
     peak_memory,
     step_flops,
@@ -65,6 +69,7 @@ class _Settings:
     new_tokens: int
     latency_runs: int
     repeats: int
+    train_batch_tokens: int | None
 
 
 def run_benchmark(
@@ -82,6 +87,8 @@ def run_benchmark(
     measure_training: bool = True,
     precisions: tuple[str, ...] = (),
     compiled: bool = False,
+    train_batch_tokens: int | None = None,
+    peak_size: int | None = None,
 ) -> dict:
     """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
 
@@ -95,10 +102,20 @@ def run_benchmark(
     but int8 (torch.compile cannot trace int8's packed weights). A compiled row first runs once over all
     measured batches, so that compilation for each shape is not timed (that pass's wall time is reported as
     "compile_and_first_pass_s").
+
+    `train_batch_tokens`: training is also measured on `train_batches` batches by tokens of at most this many
+    padded tokens each (`make_token_batches`), under "token_batches". The matmul peak that the FLOP/s are divided
+    by is measured in each model's dtype, on `peak_size` x `peak_size` matrices (default: `matmul_peak_flops`'s).
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     settings = _Settings(
-        train_batch_size, train_batches, generate_batch_size, new_tokens, latency_runs, repeats
+        train_batch_size,
+        train_batches,
+        generate_batch_size,
+        new_tokens,
+        latency_runs,
+        repeats,
+        train_batch_tokens if measure_training else None,
     )
     dtypes = {"ours": dtype, "marian": marian_dtype or dtype}
     amp = {k: getattr(torch, DTYPES[v]) if DTYPES[v] else None for k, v in dtypes.items()}
@@ -108,6 +125,10 @@ def run_benchmark(
     gen = make_batches(1, generate_batch_size, sizes.vocab_size, device, seed=2)
     single = make_batches(latency_runs, 1, sizes.vocab_size, device, seed=3)
     train_s = _time_training(models, amp, train, repeats, device) if measure_training else None
+    by_tokens, by_tokens_s = None, {}
+    if settings.train_batch_tokens:
+        by_tokens = make_token_batches(train_batches, train_batch_tokens, sizes.vocab_size, device, seed=4)
+        by_tokens_s = _time_training(models, amp, by_tokens, repeats, device)
     hub_user = copy.deepcopy(models["ours"])  # the same weights, its greedy search on plain Linear layers
     use_packed_weights(models["ours"])
     opt_in = _opt_in_models(models["ours"], precisions, compiled)
@@ -115,12 +136,16 @@ def run_benchmark(
         settings, device, models, amp, opt_in, hub_user, gen, single
     )
     generation = {name: _generation_figures(settings, gen_s[name], lat_s[name]) for name in lat_s}
-    peak = matmul_peak_flops(device)
+    peaks = {dtype: matmul_peak_flops(device, dtype, peak_size) for dtype in set(amp.values())}
+    peak = {name: peaks[dtype] for name, dtype in amp.items()}
     figures = _model_figures(
         settings, sizes, device, models, amp, train, train_s, generation, peak, measure_memory
     )
     return _environment(size, sizes, device, dtypes, settings) | {
-        "matmul_peak_flops_per_s": peak,
+        "matmul_peak_flops_per_s": peak["ours"],
+        "matmul_peak_dtype": dtypes["ours"],
+        "marian_matmul_peak_flops_per_s": peak["marian"],
+        "token_batches": _token_batch_figures(models, by_tokens, by_tokens_s, peak) if by_tokens else None,
         "generate_path": _generate_paths(models, opt_in, hub_user, gen[0], new_tokens),
         "ours": figures["ours"],
         "marian": figures["marian"],
@@ -230,7 +255,7 @@ def _model_figures(
     train: list[dict],
     train_s: dict[str, float] | None,
     generation: dict[str, dict[str, float]],
-    peak: float,
+    peak: dict[str, float],
     measure_memory: bool,
 ) -> dict[str, dict]:
     """Each model's figures: training throughput, generation, FLOP/s and peak memory (the training ones None
@@ -244,12 +269,40 @@ def _model_figures(
             "train_tokens_per_s": n_tokens / train_s[name] if measured else None,
             **generation[name],
             "train_flops_per_s": flops[name] / train_s[name] if measured else None,
-            "train_mfu": flops[name] / train_s[name] / peak if measured else None,
+            "train_mfu": flops[name] / train_s[name] / peak[name] if measured else None,
             "peak_memory_mb": peak_memory(name, sizes, device, settings.train_batch_size, amp[name]) / 2**20
             if measure_memory and measured
             else None,
         }
         for name in models
+    }
+
+
+def _token_batch_figures(
+    models: dict[str, torch.nn.Module],
+    batches: list[dict],
+    seconds: dict[str, float],
+    peak: dict[str, float],
+) -> dict:
+    """Training on batches by tokens: their sentences and tokens, each model's tokens/s, FLOP/s and share of its
+    matmul peak, and ours over Marian."""
+    n_tokens = sum(tokens(b) for b in batches)
+    figures = {}
+    for name, model in models.items():
+        flops = sum(step_flops(model, b) for b in batches)
+        figures[name] = {
+            "train_tokens_per_s": n_tokens / seconds[name],
+            "train_flops_per_s": flops / seconds[name],
+            "train_mfu": flops / seconds[name] / peak[name],
+        }
+    return {
+        "sentences_per_batch": [len(b["input_ids"]) for b in batches],
+        "padded_tokens_per_batch": [b["input_ids"].numel() + b["labels"].numel() for b in batches],
+        "tokens_per_batch": [tokens(b) for b in batches],
+        **figures,
+        "ratio_ours_over_marian": {
+            key: figures["ours"][key] / figures["marian"][key] for key in figures["ours"]
+        },
     }
 
 
@@ -300,6 +353,27 @@ def _hub_user_line(result: dict, fmt: str) -> str:
     )
 
 
+def _token_batch_lines(result: dict) -> list[str]:
+    """The table's rows of training on batches by tokens."""
+    by_tokens = result["token_batches"]
+    ours, marian, ratio = by_tokens["ours"], by_tokens["marian"], by_tokens["ratio_ours_over_marian"]
+    sentences = by_tokens["sentences_per_batch"]
+    lines = [
+        f"training on batches of up to {result['settings']['train_batch_tokens']:,} padded tokens "
+        f"({min(sentences)}-{max(sentences)} sentences):"
+    ]
+    for label, key, fmt, scale in [
+        ("  training throughput (tokens/s)", "train_tokens_per_s", "{:,.0f}", 1),
+        ("  training FLOP/s (G)", "train_flops_per_s", "{:.1f}", 1e9),
+        ("  training FLOP/s / matmul peak", "train_mfu", "{:.1%}", 1),
+    ]:
+        lines.append(
+            f"{label:34}{fmt.format(ours[key] / scale):>12}{fmt.format(marian[key] / scale):>12}"
+            f"{ratio[key]:>12.2f}x"
+        )
+    return lines
+
+
 def format_table(result: dict) -> str:
     """The printed table of a `run_benchmark` result: ours against Marian, row by row, then the opt-in rows."""
     rows = [
@@ -313,7 +387,7 @@ def format_table(result: dict) -> str:
     ours, marian, ratio = result["ours"], result["marian"], result["ratio_ours_over_marian"]
     lines = [
         f"size={result['size']} {result['sizes']} device={result['device']} ({result['device_name']}), "
-        f"{result['threads']} threads, {result['dtype']}; fp32 matmul peak "
+        f"{result['threads']} threads, {result['dtype']}; {result['matmul_peak_dtype']} matmul peak "
         f"{result['matmul_peak_flops_per_s'] / 1e9:.1f} GFLOP/s",
         f"generate(): ours runs {result['generate_path']['ours']}, Marian {result['generate_path']['marian']}",
         "ours on "
@@ -336,6 +410,8 @@ def format_table(result: dict) -> str:
         )
         if key == GENERATE_B64:
             lines.append(_hub_user_line(result, fmt))
+    if result["token_batches"]:
+        lines += _token_batch_lines(result)
     if result["opt_in"]:
         lines.append(f"opt-in generate() of ours, against Marian ({result['dtype']['marian']}):")
         lines.append(f"{'':34}{'b=64 tok/s':>12}{'x Marian':>10}{'b=1 ms/tok':>12}{'x Marian':>10}  path")

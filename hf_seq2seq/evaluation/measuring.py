@@ -70,22 +70,38 @@ def build_models(
 def make_batches(n: int, batch_size: int, vocab_size: int, device: str, seed: int = 0) -> list[dict]:
     """Padded batches with source and target lengths uniform in [5, 20] (targets end in eos)."""
     g = torch.Generator().manual_seed(seed)
+    return [_random_batch(batch_size, (5, 20), vocab_size, device, g) for _ in range(n)]
+
+
+def make_token_batches(n: int, max_tokens: int, vocab_size: int, device: str, seed: int = 0) -> list[dict]:
+    """Batches by tokens, as `--max_tokens_per_batch` makes them: each of sentences of similar lengths (sources and
+    targets in [L, L + 2], L uniform in [5, 18]), as many as fit in `max_tokens` padded source + target tokens."""
+    g = torch.Generator().manual_seed(seed)
     batches = []
     for _ in range(n):
-        src_len = torch.randint(5, 21, (batch_size,), generator=g)
-        tgt_len = torch.randint(5, 21, (batch_size,), generator=g)
-        src = torch.randint(2, vocab_size, (batch_size, int(src_len.max())), generator=g)
-        src_mask = torch.arange(src.shape[1])[None] < src_len[:, None]
-        labels = torch.randint(2, vocab_size, (batch_size, int(tgt_len.max())), generator=g)
-        labels[torch.arange(batch_size), tgt_len - 1] = EOS
-        labels = labels.masked_fill(torch.arange(labels.shape[1])[None] >= tgt_len[:, None], -100)
-        batch = {
-            "input_ids": src.masked_fill(~src_mask, PAD),
-            "attention_mask": src_mask.long(),
-            "labels": labels,
-        }
-        batches.append({k: v.to(device) for k, v in batch.items()})
+        shortest = int(torch.randint(5, 19, (), generator=g))
+        batch_size = max(1, max_tokens // (2 * (shortest + 2)))
+        batches.append(_random_batch(batch_size, (shortest, shortest + 2), vocab_size, device, g))
     return batches
+
+
+def _random_batch(
+    batch_size: int, lengths: tuple[int, int], vocab_size: int, device: str, g: torch.Generator
+) -> dict:
+    """A padded batch of random ids, source and target lengths uniform in `lengths` (inclusive)."""
+    src_len = torch.randint(lengths[0], lengths[1] + 1, (batch_size,), generator=g)
+    tgt_len = torch.randint(lengths[0], lengths[1] + 1, (batch_size,), generator=g)
+    src = torch.randint(2, vocab_size, (batch_size, int(src_len.max())), generator=g)
+    src_mask = torch.arange(src.shape[1])[None] < src_len[:, None]
+    labels = torch.randint(2, vocab_size, (batch_size, int(tgt_len.max())), generator=g)
+    labels[torch.arange(batch_size), tgt_len - 1] = EOS
+    labels = labels.masked_fill(torch.arange(labels.shape[1])[None] >= tgt_len[:, None], -100)
+    batch = {
+        "input_ids": src.masked_fill(~src_mask, PAD),
+        "attention_mask": src_mask.long(),
+        "labels": labels,
+    }
+    return {k: v.to(device) for k, v in batch.items()}
 
 
 def tokens(batch: dict) -> int:
@@ -104,8 +120,10 @@ def autocast(device: str, dtype: torch.dtype | None):
 
 
 def train_step_fn(model: torch.nn.Module, device: str, dtype: torch.dtype | None) -> Callable[[dict], None]:
+    """One training step (forward, backward, AdamW) at autocast `dtype`; AdamW fused on CUDA, as the `gpu`
+    preset's `adamw_torch_fused` (one kernel launch for all parameters instead of several per parameter)."""
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.startswith("cuda") or None)
 
     def step(batch: dict) -> None:
         with autocast(device, dtype):
@@ -212,9 +230,14 @@ def interleaved(
     return {name: statistics.median(r) for name, r in runs.items()}
 
 
-def matmul_peak_flops(device: str, n: int = 4096, repeats: int = 5) -> float:
-    """Best fp32 FLOP/s of an n x n matmul: the practical ceiling on this device."""
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+def matmul_peak_flops(
+    device: str, dtype: torch.dtype | None = None, n: int | None = None, repeats: int = 5
+) -> float:
+    """Best FLOP/s of an n x n matmul in `dtype` (None: fp32), the dtype a training step runs its matmuls in: the
+    practical ceiling on this device (an fp32 peak would flatter a bf16 run many times over on a GPU). n defaults
+    to 8192 on CUDA (smaller products do not reach a large GPU's peak) and 4096 elsewhere."""
+    n = n or (8192 if device.startswith("cuda") else 4096)
+    a, b = (torch.randn(n, n, device=device, dtype=dtype or torch.float32) for _ in range(2))
     a @ b
     best = float("inf")
     for _ in range(repeats):
