@@ -263,3 +263,42 @@ def test_html_that_is_not_well_formed_is_translated_without_error(words):
     document = "<p>the cat <b>sees</p> the <i>dog</b></i> &bogus; <"
     [out] = translate_html(words, [document])
     assert "chat" in out and "chien" in out
+
+
+class Unaligned(WordTranslator):
+    """A weak model: translates as `WordTranslator` does but aligns no target word to the source words
+    `unaligned` (or, with `short`, translates every sentence to its first word)."""
+
+    def __init__(self, unaligned=frozenset(), short=False):
+        super().__init__(LEXICON, adjectives=frozenset({"red", "big"}))
+        self.unaligned, self.short = unaligned, short
+
+    def translate_with_alignment(self, sentence):
+        target, pairs = super().translate_with_alignment(sentence)
+        if self.short:
+            return target.split()[0], [(0, 0)]
+        return target, [
+            (i, j) for i, j in pairs if sentence.split()[i].strip(".").lower() not in self.unaligned
+        ]
+
+
+def test_an_element_whose_words_are_not_aligned_takes_the_words_between_its_neighbours():
+    weak = Unaligned(frozenset({"php", "red"}))
+    [out] = translate_html(weak, ['<p>The <a href="http://www.php.net/">PHP</a> cat sees a dog.</p>'])
+    assert out == '<p>Le <a href="http://www.php.net/">PHP</a> chat voit un chien.</p>'
+    [out] = translate_html(weak, ["<p>The <b>red</b> cat <i>sees</i> a dog.</p>"])
+    assert out == "<p>Le chat <b>rouge</b> <i>voit</i> un chien.</p>"  # the unaligned word it likely is
+
+
+def test_no_element_with_text_comes_back_empty_even_from_a_translation_too_short():
+    document = '<p>The <a href="/x">cat</a> <b>sees <i>a</i> <u>dog</u></b> <em> </em>here.</p>'
+    [out] = translate_html(Unaligned(short=True), [document])
+    assert markup_problems(document, out) == []
+    assert out == '<p>Le <a href="/x">cat</a> <b>sees <i>a</i> <u>dog</u></b> <em></em></p>'
+    # the elements' own words (and <b>'s own "sees") put back where the model wrote none; <em> had no text
+
+
+def test_a_thousand_nested_elements_are_translated_without_recursion():
+    document = "<p>" + "<b><span>" * 1000 + "the cat" + "</span></b>" * 1000 + " sees a dog</p>"
+    [out] = translate_html(WordTranslator(LEXICON), [document])
+    assert out == document.replace("the cat", "le chat").replace("sees a dog", "voit un chien")
