@@ -170,16 +170,20 @@ def _split_unmatched(run: list[int], pieces: list[Piece]) -> list[Passage]:
 
 def _prepare(passage: Passage, pieces: list[Piece]) -> None:
     """The passage's text (its text pieces, whitespace runs made single spaces) and its elements as spans."""
-    text, stack = "", []
+    parts, stack = [], []
+    words, last = 0, " "  # the words of the text so far (counted as they come), its last character
     for k in range(passage.start, passage.end):
         piece = pieces[k]
-        words_before = len(text.split()) if not text or text[-1].isspace() else len(text.split()) - 1
+        words_before = words if last.isspace() else words - 1
         if piece.kind == "text":
-            text += piece.text
+            if piece.text:
+                added = len(piece.text.split())
+                words += added - (added > 0 and not last.isspace() and not piece.text[0].isspace())
+                parts.append(piece.text)
+                last = piece.text[-1]
         elif piece.kind == "end":
             index = stack.pop()
             span = passage.spans[index]
-            words = len(text.split())
             passage.spans[index] = Span(span.start, max(words, span.start), span.parent)
             passage.span_pieces[index] = (passage.span_pieces[index][0], k)
         else:  # an opening tag, or an image (a point)
@@ -188,7 +192,7 @@ def _prepare(passage: Passage, pieces: list[Piece]) -> None:
             passage.span_pieces.append((k, None))
             if piece.kind == "start" and piece.tag not in INLINE_VOID_ELEMENTS:
                 stack.append(len(passage.spans) - 1)
-    passage.text = text
+    passage.text = "".join(parts)
 
 
 def _needs_translation(text: str) -> bool:

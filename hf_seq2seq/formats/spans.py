@@ -83,26 +83,63 @@ def _children(spans: Sequence[Span]) -> dict[int | None, list[int]]:
     return children
 
 
-def _wanted(span: Span, alignment: Alignment, target_words: int, source_words: int | None) -> tuple[int, int]:
+class _Aligned:
+    """An alignment indexed by source word, so that where a span's words went, and its neighbours', is
+    answered in constant time however many spans there are (a thousand nested elements)."""
+
+    def __init__(self, alignment: Alignment, target_words: int, source_words: int | None):
+        size = max([i + 1 for i, _ in alignment] + [source_words or 0])
+        low, high = [target_words] * size, [-1] * size  # each source word's first and last target word
+        for i, j in alignment:
+            low[i], high[i] = min(low[i], j), max(high[i], j)
+        self.before = [-1] * (size + 1)  # the last target word of the source words before i
+        self.after = [target_words] * (size + 1)  # the first target word of the source words from i on
+        for i in range(size):
+            self.before[i + 1] = max(self.before[i], high[i])
+            self.after[size - 1 - i] = min(self.after[size - i], low[size - 1 - i])
+        self.low, self.high = [low], [high]  # sparse tables: minima and maxima over 2**level words
+        while 2 ** len(self.low) <= size:
+            width = 2 ** (len(self.low) - 1)
+            last_low, last_high = self.low[-1], self.high[-1]
+            self.low.append([min(last_low[i], last_low[i + width]) for i in range(len(last_low) - width)])
+            self.high.append([max(last_high[i], last_high[i + width]) for i in range(len(last_high) - width)])
+        self.size, self.target_words = size, target_words
+        linked = {j for _, j in alignment}
+        self.free = [j for j in range(target_words) if j not in linked]
+
+    def inside(self, start: int, end: int) -> tuple[int, int] | None:
+        """The first and last target word aligned to source words `[start, end)`, or None."""
+        end = min(end, self.size)
+        if end <= start:
+            return None
+        level = (end - start).bit_length() - 1
+        width = 2**level
+        high = max(self.high[level][start], self.high[level][end - width])
+        return (min(self.low[level][start], self.low[level][end - width]), high) if high >= 0 else None
+
+    def neighbours(self, start: int, end: int) -> tuple[int | None, int | None]:
+        """The last target word aligned to a source word before `start`, the first after `end` (None: none)."""
+        before = self.before[min(start, self.size)]
+        after = self.after[min(end, self.size)]
+        return (before if before >= 0 else None), (after if after < self.target_words else None)
+
+
+def _wanted(span: Span, aligned: _Aligned, target_words: int, source_words: int | None) -> tuple[int, int]:
     """Where a span would land by its own words alone (see the module docstring)."""
-    inside = [j for i, j in alignment if span.start <= i < span.end]
+    inside = aligned.inside(span.start, span.end)
     if inside:
-        return min(inside), max(inside) + 1
-    before = [j for i, j in alignment if i < span.start]
+        return inside[0], inside[1] + 1
+    before, after = aligned.neighbours(span.start, span.end)
+    low = before + 1 if before is not None else 0
     if span.end == span.start:
-        point = max(before) + 1 if before else 0
-        return point, point
-    after = [j for i, j in alignment if i >= span.end]
-    low = max(before) + 1 if before else 0
-    high = min(after) if after else target_words
-    if not before and not after and source_words:
+        return low, low
+    high = after if after is not None else target_words
+    if before is None and after is None and source_words:
         low = high = min(target_words, round(span.start * target_words / source_words))
     if high > low:
         return low, high
-    linked = {j for _, j in alignment}
-    free = [j for j in range(target_words) if j not in linked]
-    if free:  # a target word aligned to nothing is likely these words' translation: the nearest one
-        nearest = min(free, key=lambda j: (abs(j - low), j < low))
+    if aligned.free:  # a target word aligned to nothing is likely these words' translation: the nearest one
+        nearest = min(aligned.free, key=lambda j: (abs(j - low), j < low))
         return nearest, nearest + 1
     return low, min(low + 1, target_words)
 
@@ -115,7 +152,8 @@ def project_spans(
     least the spans' need (`fit_target` makes it so). With `source_words`, the source's length, the text
     outside and between spans keeps words of its own too, and a span is placed by its relative position where
     nothing is aligned."""
-    ranges = [_wanted(span, alignment, target_words, source_words) for span in spans]
+    aligned = _Aligned(alignment, target_words, source_words)
+    ranges = [_wanted(span, aligned, target_words, source_words) for span in spans]
     need, _ = needed_words(spans, source_words)
     own = _own_words(spans, source_words)
     children = _children(spans)
