@@ -16,12 +16,13 @@ import sys
 import zlib
 
 import pytest
-from helpers import MEMORISED_PAIRS, ROOT, WordTranslator
+from helpers import FIXTURES, MEMORISED_PAIRS, ROOT, WordTranslator
 
 from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.engines.alignment import parse_pharaoh, pharaoh
 from hf_seq2seq.engines.base import Translator, UnsupportedFeature
 from hf_seq2seq.engines.factory import load_translator
+from hf_seq2seq.evaluation.markup import docx_kept, inline_elements_kept
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.documents import (
     DOCUMENT_FORMATS,
@@ -31,7 +32,7 @@ from hf_seq2seq.formats.documents import (
 )
 from hf_seq2seq.formats.documents.subtitles import wrap
 from hf_seq2seq.formats.glossary import Glossary
-from hf_seq2seq.formats.markup import translate_html
+from hf_seq2seq.formats.markup import INLINE_ELEMENTS, translate_html
 
 docx = pytest.importorskip("docx")
 srt = pytest.importorskip("srt")
@@ -348,6 +349,71 @@ def test_a_word_document_keeps_its_structure_and_formatting_and_translates_every
     assert [c for c in shape(footer) if c[0] == "r"][1:6] == [
         ("r", "fldChar"), ("r", "instrText"), ("r", "fldChar"), ("r", "1", ()), ("r", "fldChar"),
     ]  # fmt: skip
+
+
+class Unaligned(WordTranslator):
+    """A weak model: translates as `WordTranslator` does but aligns no target word to source words `unaligned`."""
+
+    def __init__(self, lexicon, unaligned: frozenset[str], **kwargs):
+        super().__init__(lexicon, **kwargs)
+        self.unaligned = unaligned
+
+    def align(self, sources, targets, *args, **kwargs):
+        pairs = super().align(sources, targets)
+        return [
+            [(i, j) for i, j in found if source.split()[i].strip(".,").lower() not in self.unaligned]
+            for source, found in zip(sources, pairs, strict=True)
+        ]
+
+
+def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_keep_their_text(words):
+    document = docx.Document()
+    paragraph = document.add_paragraph("The ")
+    paragraph.add_run("red").font.subscript = True
+    paragraph.add_run(" dog sees ")
+    rid = document.part.relate_to(
+        "https://example.com/cat",
+        "http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink",
+        is_external=True,
+    )
+    paragraph._p.append(raw(f'<w:hyperlink r:id="{rid}"><w:r><w:t>my cat</w:t></w:r></w:hyperlink>'))
+    paragraph.add_run(" here.")
+    out = io.BytesIO()
+    document.save(out)
+    weak = Unaligned(LEXICON, frozenset({"red", "my", "cat"}), adjectives=frozenset({"red"}))
+    after = docx.Document(io.BytesIO(translate_document_bytes(weak, out.getvalue(), ".docx"))).paragraphs[0]
+    assert after.text == "Le chien rouge voit mon chat ici."
+    assert [run.text for run in after.runs if run.font.subscript] == ["rouge"]  # by its neighbours
+    [link] = after._p.findall(W + "hyperlink")
+    assert "".join(t.text for t in link.iter(W + "t")).strip() == "mon chat"  # between the words around it
+
+
+REAL_DOCUMENTS = sorted(p for p in (FIXTURES / "real").iterdir() if p.suffix in (".html", ".docx"))
+
+
+@pytest.fixture(scope="module")
+def random_model(trained):
+    return load_translator(trained)
+
+
+@pytest.mark.parametrize("path", REAL_DOCUMENTS, ids=[p.name for p in REAL_DOCUMENTS])
+def test_a_real_document_loses_no_element_link_run_or_field_with_a_weak_model(random_model, path):
+    """Real pages and Word files (tests/fixtures/real/README.md) through a random model, whose alignments are
+    noise: every inline element, link, run formatting and field with text comes back with text; footnotes,
+    endnotes and comments are translated."""
+    data = path.read_bytes()
+    translated = translate_document_bytes(random_model, data, path.suffix)
+    if path.suffix == ".html":
+        kept = inline_elements_kept(data.decode(), translated.decode(), INLINE_ELEMENTS)
+        assert kept["emptied"] == [] and kept["same_tags"]
+        assert kept["inline_with_text_after"] == kept["inline_with_text"] > 0
+        assert kept["links_with_text_after"] == kept["links_with_text"] > 0
+        return
+    kept = docx_kept(data, translated)
+    assert not kept.get("paragraphs_differ") and kept["paragraphs_with_letters"] > 0
+    assert kept.get("paragraphs_unchanged", 0) == 0  # the random model never writes English
+    for what in ("hyperlinks", "fields", "run_formats"):
+        assert kept.get(what + "_after", 0) == kept.get(what, 0), what
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 `helpers.WordTranslator` (a fake engine whose alignments are known), so that they check the placing of terms and
 tags, not a model's attention; the torch engine's own alignments are checked on the memorising model."""
 
+import io
+
 import pytest
 from helpers import MEMORISED_PAIRS, WordTranslator
 
@@ -14,6 +16,7 @@ from hf_seq2seq.engines.alignment import (
     token_words,
 )
 from hf_seq2seq.engines.base import UnsupportedFeature
+from hf_seq2seq.engines.protected import keep_protected, protected_spans
 from hf_seq2seq.evaluation.markup import SHAPES, fragments, markup_problems, visible_text
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.glossary import Glossary, GlossaryError, apply_terms
@@ -263,3 +266,112 @@ def test_html_that_is_not_well_formed_is_translated_without_error(words):
     document = "<p>the cat <b>sees</p> the <i>dog</b></i> &bogus; <"
     [out] = translate_html(words, [document])
     assert "chat" in out and "chien" in out
+
+
+class Unaligned(WordTranslator):
+    """A weak model: translates as `WordTranslator` does but aligns no target word to the source words
+    `unaligned` (or, with `short`, translates every sentence to its first word)."""
+
+    def __init__(self, unaligned=frozenset(), short=False):
+        super().__init__(LEXICON, adjectives=frozenset({"red", "big"}))
+        self.unaligned, self.short = unaligned, short
+
+    def translate_with_alignment(self, sentence):
+        target, pairs = super().translate_with_alignment(sentence)
+        if self.short:
+            return target.split()[0], [(0, 0)]
+        return target, [
+            (i, j) for i, j in pairs if sentence.split()[i].strip(".").lower() not in self.unaligned
+        ]
+
+
+def test_an_element_whose_words_are_not_aligned_takes_the_words_between_its_neighbours():
+    weak = Unaligned(frozenset({"php", "red"}))
+    [out] = translate_html(weak, ['<p>The <a href="http://www.php.net/">PHP</a> cat sees a dog.</p>'])
+    assert out == '<p>Le <a href="http://www.php.net/">PHP</a> chat voit un chien.</p>'
+    [out] = translate_html(weak, ["<p>The <b>red</b> cat <i>sees</i> a dog.</p>"])
+    assert out == "<p>Le chat <b>rouge</b> <i>voit</i> un chien.</p>"  # the unaligned word it likely is
+
+
+def test_no_element_with_text_comes_back_empty_even_from_a_translation_too_short():
+    document = '<p>The <a href="/x">cat</a> <b>sees <i>a</i> <u>dog</u></b> <em> </em>here.</p>'
+    [out] = translate_html(Unaligned(short=True), [document])
+    assert markup_problems(document, out) == []
+    assert out == '<p>Le <a href="/x">cat</a> <b>sees <i>a</i> <u>dog</u></b> <em></em></p>'
+    # the elements' own words (and <b>'s own "sees") put back where the model wrote none; <em> had no text
+
+
+def test_a_thousand_nested_elements_are_translated_without_recursion():
+    document = "<p>" + "<b><span>" * 1000 + "the cat" + "</span></b>" * 1000 + " sees a dog</p>"
+    [out] = translate_html(WordTranslator(LEXICON), [document])
+    assert out == document.replace("the cat", "le chat").replace("sees a dog", "voit un chien")
+
+
+# ---- what must not be translated
+
+PROTECTED = [
+    ("See https://example.com/a?b=1&c=2.", ["https://example.com/a?b=1&c=2"]),
+    ("Mail jean.dupont@example.fr (or www.example.org/docs).", ["jean.dupont@example.fr", "www.example.org/docs"]),
+    ("Edit /etc/nginx/nginx.conf, ~/.bashrc and src/main.py.", ["/etc/nginx/nginx.conf", "~/.bashrc", "src/main.py"]),
+    ("Open C:\\Users\\tom\\report.docx then run `git status`.", ["C:\\Users\\tom\\report.docx", "`git status`"]),
+    ("Hello {name}, {{count}} new: %s, %(user)s, %d, {total:.2f}.", ["{name}", "{{count}}", "%s", "%(user)s", "%d", "{total:.2f}"]),
+    ("It costs 1,234.56 dollars, 3.5% more, on 2026-11-27 at 10:30.", ["1,234.56", "3.5%", "2026-11-27", "10:30"]),
+    ("I have 12 cats and/or dogs, e.g. this one; I'm 100 % sure.", []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("sentence, spans", PROTECTED, ids=range(len(PROTECTED)))
+def test_protected_spans_are_found_without_the_sentences_punctuation(sentence, spans):
+    assert [sentence[start:end] for start, end in protected_spans(sentence)] == spans
+
+
+def test_a_protected_span_the_model_changed_or_dropped_is_put_back_as_written():
+    sources = [
+        "See https://example.com/a?b=1 now.", "Hello %(user)s, it costs 1,234.56 dollars.",
+        "Run `git status` now.", "The dog is here.", "Mail tom@example.com.",
+    ]  # fmt: skip
+    translations = [
+        "Voir https: //example.com/a? b=1 maintenant.", "Bonjour % (utilisateur) s, ça coûte 1 234,56 dollars.",
+        "Lancez maintenant.", "Le chien est ici.", "Écris.",
+    ]  # fmt: skip
+    assert keep_protected(sources, translations) == [
+        "Voir https://example.com/a?b=1 maintenant.", "Bonjour %(user)s, ça coûte 1,234.56 dollars.",
+        "Lancez `git status` maintenant.", "Le chien est ici.", "Écris tom@example.com.",
+    ]  # fmt: skip
+
+
+class Mangling(WordTranslator):
+    """A model that translates what should be kept: respells a URL, translates a placeholder's name, writes a
+    number the French way and drops inline code."""
+
+    MANGLED = {"https://example.com/a?b=1": "https: //example.com/a? b=1", "{name}": "{nom}", "3.5%": "3,5 %"}
+
+    def translate_word(self, word):
+        core = word.strip(".,;:!?")
+        if core.startswith("`"):
+            return [""]
+        return (
+            [word.replace(core, self.MANGLED[core])] if core in self.MANGLED else super().translate_word(word)
+        )
+
+
+def test_every_path_keeps_urls_placeholders_code_and_numbers_as_written(tmp_path):
+    import docx
+
+    from hf_seq2seq.engines.base import translate
+    from hf_seq2seq.formats.documents import translate_document_bytes
+
+    engine = Mangling(LEXICON)
+    sentence = "Hello {name}, the cat sees https://example.com/a?b=1 and `ls -a` with 3.5% more."
+    kept = ["{name}", "https://example.com/a?b=1", "`ls -a`", "3.5%"]
+    [plain] = translate(engine, [sentence], split_sentences=True)
+    [html] = translate_html(engine, [f"<p>{sentence}</p>"])
+    text = translate_document_bytes(engine, sentence.encode(), ".txt").decode()
+    document = docx.Document()
+    document.add_paragraph(sentence)
+    document.save(tmp_path / "a.docx")
+    translated = translate_document_bytes(engine, (tmp_path / "a.docx").read_bytes(), ".docx")
+    word = docx.Document(io.BytesIO(translated)).paragraphs[0].text
+    for output in (plain, html, text, word):
+        assert all(span in output for span in kept), output
+        assert "Bonjour" in output and "chat" in output

@@ -159,3 +159,153 @@ def fragments(pairs: Sequence[tuple[str, str]], count: int) -> list[tuple[str, s
         build, seen = SHAPES[name]
         out.append((name, build(pairs[a][0], pairs[b][0]), [a, b][:seen]))
     return out
+
+
+# ---- nothing lost: what a real page or document had, counted before and after its translation
+
+UNREAD = frozenset({"script", "style", "template"})
+"""Elements whose text nobody reads on the page (not counted as an element's text)."""
+
+
+class _Elements(HTMLParser):
+    """Counts, by tag and attributes, the inline elements of a page that hold text (their own or a
+    descendant's), and every tag; an end tag closes the innermost open element of its name, as browsers do."""
+
+    def __init__(self, inline: frozenset[str]):
+        super().__init__(convert_charrefs=True)
+        self.inline = inline
+        self.open: list[tuple[str, tuple, list[bool]]] = []
+        self.with_text: Counter = Counter()
+        self.tags: Counter = Counter()
+
+    def handle_starttag(self, tag, attrs):
+        key = (tag, tuple((k, v) for k, v in attrs if k not in ("alt", "title", "placeholder", "aria-label")))
+        self.tags[key] += 1
+        if tag not in VOID:
+            self.open.append((tag, key, [False]))
+
+    def handle_startendtag(self, tag, attrs):
+        key = (tag, tuple((k, v) for k, v in attrs if k not in ("alt", "title", "placeholder", "aria-label")))
+        self.tags[key] += 1
+
+    def handle_endtag(self, tag):
+        self.tags[("/" + tag, ())] += 1
+        names = [name for name, _, _ in self.open]
+        if tag in names:
+            where = len(names) - 1 - names[::-1].index(tag)
+            for name, key, seen in self.open[where:]:
+                if name in self.inline and seen[0]:
+                    self.with_text[key] += 1
+            del self.open[where:]
+
+    def handle_data(self, data):
+        if data.strip() and not any(name in UNREAD for name, _, _ in self.open):
+            for _, _, seen in self.open:
+                seen[0] = True
+
+    def close(self):
+        super().close()
+        for name, key, seen in self.open:
+            if name in self.inline and seen[0]:
+                self.with_text[key] += 1
+
+
+def inline_elements_kept(source: str, translation: str, inline: frozenset[str]) -> dict:
+    """What an HTML translation kept of its source: inline elements (of `inline`) with text before and after
+    (by tag and attributes other than the translated ones, so an element counts once whatever its text), links
+    (`<a href>`) with text before and after, the elements that came back empty (`emptied`, up to ten, as
+    `<tag attributes>`), and whether the translation has exactly the source's tags."""
+    before, after = _Elements(inline), _Elements(inline)
+    for reader, document in ((before, source), (after, translation)):
+        reader.feed(document)
+        reader.close()
+    lost = before.with_text - after.with_text
+    links = Counter(
+        {key: n for key, n in before.with_text.items() if key[0] == "a" and dict(key[1]).get("href")}
+    )
+    return {
+        "inline_with_text": sum(before.with_text.values()),
+        "inline_with_text_after": sum(before.with_text.values()) - sum(lost.values()),
+        "links_with_text": sum(links.values()),
+        "links_with_text_after": sum(links.values()) - sum((links - after.with_text).values()),
+        "same_tags": before.tags == after.tags,
+        "emptied": [
+            "<" + " ".join([tag, *(f'{k}="{v}"' for k, v in attrs)]) + ">" for (tag, attrs) in list(lost)[:10]
+        ],
+    }
+
+
+WORD = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+WORD_PARTS = ("document", "header", "footer", "footnotes", "endnotes", "comments")
+"""The XML parts of a .docx with paragraphs people read (`word/document.xml`, `word/header1.xml`, ...)."""
+
+
+def _docx_parts(data: bytes) -> dict[str, object]:
+    import io
+    import zipfile
+
+    from lxml import etree
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {
+            name: etree.fromstring(archive.read(name))
+            for name in sorted(archive.namelist())
+            if name.startswith("word/") and name.endswith(".xml") and name[5:].startswith(WORD_PARTS)
+        }
+
+
+def _text(element) -> str:
+    return "".join(t.text or "" for t in element.iter(WORD + "t"))
+
+
+def _formats(paragraph) -> Counter:
+    """The formattings (`w:rPr`: its elements and attributes) of a paragraph's runs with text, counted once each."""
+    found = set()
+    for run in paragraph.iter(WORD + "r"):
+        if _text(run).strip():
+            found.add(_tree(run.find(WORD + "rPr")))
+    return Counter(found)
+
+
+def _tree(element) -> tuple | None:
+    if element is None:
+        return None
+    return element.tag, tuple(sorted(element.attrib.items())), tuple(_tree(child) for child in element)
+
+
+def docx_kept(source: bytes, translation: bytes) -> dict:
+    """What a .docx translation kept of its source, paragraph by paragraph of every part people read (the body,
+    headers, footers, footnotes, endnotes, comments): hyperlinks with text, fields (simple, and complex ones by
+    their begin mark) and the run formattings with text, before and after; paragraphs whose text is the same
+    before and after (untranslated; among those with a letter); and whether every part has as many paragraphs."""
+    before, after = _docx_parts(source), _docx_parts(translation)
+    counts = Counter()
+    for name, root in before.items():
+        paragraphs = list(root.iter(WORD + "p"))
+        translated = list(after[name].iter(WORD + "p")) if name in after else []
+        counts["paragraphs_differ"] += len(paragraphs) != len(translated)
+        for paragraph, other in zip(paragraphs, translated, strict=False):
+            for what, found in (("hyperlinks", _hyperlinks(paragraph)), ("fields", _fields(paragraph))):
+                counts[what] += found
+                counts[what + "_after"] += min(
+                    found, _hyperlinks(other) if what == "hyperlinks" else _fields(other)
+                )
+            formats, kept = _formats(paragraph), _formats(other)
+            counts["run_formats"] += sum(formats.values())
+            counts["run_formats_after"] += sum((formats & kept).values())
+            text = _text(paragraph)
+            if any(char.isalpha() for char in text):
+                counts["paragraphs_with_letters"] += 1
+                counts["paragraphs_unchanged"] += _text(other) == text
+    return dict(counts)
+
+
+def _hyperlinks(paragraph) -> int:
+    return sum(bool(_text(link).strip()) for link in paragraph.iter(WORD + "hyperlink"))
+
+
+def _fields(paragraph) -> int:
+    simple = sum(1 for _ in paragraph.iter(WORD + "fldSimple"))
+    return simple + sum(
+        1 for mark in paragraph.iter(WORD + "fldChar") if mark.get(WORD + "fldCharType") == "begin"
+    )

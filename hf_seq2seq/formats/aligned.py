@@ -2,7 +2,8 @@
 --alignments` and `--glossary` build on.
 
 `translate_aligned` cuts each text into sentences (as `hf_seq2seq.engines.base.translate` does), translates all
-sentences of all texts in one batched call, aligns the sentences that need it (`Translator.align`: all of them
+sentences of all texts in one batched call (URLs, paths, placeholders and the like kept as written:
+`hf_seq2seq.engines.protected`), aligns the sentences that need it (`Translator.align`: all of them
 when alignments are asked for, else only those where a glossary term occurs), puts the glossary's terms in, and
 joins each text back with its own spacing. Word indices count the whitespace words of the whole text. With
 `scores`, each translation also gets the model's `Score` (`Translator.score`, of the translation as returned,
@@ -18,6 +19,7 @@ from hf_seq2seq.data.segmentation import split_sentences, token_length
 from hf_seq2seq.engines.alignment import Alignment, words
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.protected import keep_protected
 from hf_seq2seq.engines.scoring import Score, joined
 from hf_seq2seq.formats.glossary import Glossary, apply_terms
 from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
@@ -61,6 +63,7 @@ def translate_aligned(
         pieces = [([text] if text.strip() else [], None) for text in texts]
     sentences = [sentence for parts, _ in pieces for sentence in parts]
     translations = translator.translate_sentences(sentences, batch_size, decoding, progress=progress)
+    translations = keep_protected(sentences, translations)
     matches = [glossary.find_terms(s) if glossary else [] for s in sentences]
     todo = [i for i, found in enumerate(matches) if alignments or found]
     aligned: list[Alignment | None] = [None] * len(sentences)

@@ -28,7 +28,7 @@ from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.glossary import Glossary
-from hf_seq2seq.formats.spans import Span, project_spans, render_spans
+from hf_seq2seq.formats.spans import Span, fit_target, project_spans, render_spans
 
 INLINE_ELEMENTS = frozenset(
     "a abbr b bdi bdo cite data del dfn em font i ins label mark q s small span strike strong sub sup time tt u".split()
@@ -170,16 +170,20 @@ def _split_unmatched(run: list[int], pieces: list[Piece]) -> list[Passage]:
 
 def _prepare(passage: Passage, pieces: list[Piece]) -> None:
     """The passage's text (its text pieces, whitespace runs made single spaces) and its elements as spans."""
-    text, stack = "", []
+    parts, stack = [], []
+    words, last = 0, " "  # the words of the text so far (counted as they come), its last character
     for k in range(passage.start, passage.end):
         piece = pieces[k]
-        words_before = len(text.split()) if not text or text[-1].isspace() else len(text.split()) - 1
+        words_before = words if last.isspace() else words - 1
         if piece.kind == "text":
-            text += piece.text
+            if piece.text:
+                added = len(piece.text.split())
+                words += added - (added > 0 and not last.isspace() and not piece.text[0].isspace())
+                parts.append(piece.text)
+                last = piece.text[-1]
         elif piece.kind == "end":
             index = stack.pop()
             span = passage.spans[index]
-            words = len(text.split())
             passage.spans[index] = Span(span.start, max(words, span.start), span.parent)
             passage.span_pieces[index] = (passage.span_pieces[index][0], k)
         else:  # an opening tag, or an image (a point)
@@ -188,7 +192,7 @@ def _prepare(passage: Passage, pieces: list[Piece]) -> None:
             passage.span_pieces.append((k, None))
             if piece.kind == "start" and piece.tag not in INLINE_VOID_ELEMENTS:
                 stack.append(len(passage.spans) - 1)
-    passage.text = text
+    passage.text = "".join(parts)
 
 
 def _needs_translation(text: str) -> bool:
@@ -270,13 +274,15 @@ def _render(passage: Passage, pieces: list[Piece], tags: list[str], result) -> s
     first, last = pieces[passage.start], pieces[passage.end - 1]
     lead = first.raw[: len(first.raw) - len(first.raw.lstrip())] if first.kind == "text" else ""
     trail = last.raw[len(last.raw.rstrip()) :] if last.kind == "text" else ""
-    target = [html.escape(word, quote=False) for word in result.target.split()]
+    source = result.source.split()
+    words, alignment = fit_target(passage.spans, result.alignment or [], source, result.target.split())
+    target = [html.escape(word, quote=False) for word in words]
     final = ""
     if last.kind == "text" and target and last.text.rstrip()[-1:] in FINAL_PUNCTUATION:
         # the passage ends in punctuation outside its elements: keep it outside whatever lands last
         core = target[-1].rstrip(FINAL_PUNCTUATION)
         target[-1], final = (core, target[-1][len(core) :]) if core else (target[-1], "")
-    ranges = project_spans(passage.spans, result.alignment or [], len(target))
+    ranges = project_spans(passage.spans, alignment, len(target), len(source))
     opening = [tags[k] for k, _ in passage.span_pieces]
     closing = [tags[k] if k is not None else "" for _, k in passage.span_pieces]
     body = render_spans(target, passage.spans, ranges, opening.__getitem__, closing.__getitem__)

@@ -1,5 +1,5 @@
 """Word documents (`.docx`), read and written with python-docx: every paragraph of the body, of tables (nested
-too), text boxes, headers and footers is translated, its formatting kept.
+too), text boxes, headers, footers, footnotes, endnotes and comments is translated, its formatting kept.
 
 A paragraph is translated as one text (sentence by sentence, with its word alignment), and its formatting
 follows the words:
@@ -7,9 +7,12 @@ follows the words:
 * Each target word takes the run (the stretch of one formatting: bold, italic, font, colour, ...) of the
   source word it is aligned to; a word aligned to none takes its neighbour's. Consecutive words of one run (or
   of runs formatted alike) are written as one run, with a copy of that run's properties (`w:rPr`). A space
-  between runs goes to the run with less formatting, as spaces stand outside bold or underlined words.
+  between runs goes to the run with less formatting, as spaces stand outside bold or underlined words. No
+  formatting is lost: one that no target word took (a subscript, a colour whose words were not aligned) is
+  given to the target word nearest to where its words would be, taken from a formatting other words still have.
 * A hyperlink (or a tracked insertion, smart tag, custom XML element) wraps the target words aligned to the
-  words it wrapped (`hf_seq2seq.formats.spans`), with its own attributes; its runs follow the rule above.
+  words it wrapped (`hf_seq2seq.formats.spans`), with its own attributes; its runs follow the rule above. One
+  that had text always gets target words (by its neighbours where none is aligned to it), never all of them.
 * Everything else in a paragraph is kept, unchanged, and moved with the words (`project_spans`: after the target
   word aligned to the source word before it): images, tabs, breaks, bookmarks, footnote references, content
   controls, equations, tracked deletions, and fields (a page number, a table of contents: from the field's
@@ -17,9 +20,9 @@ follows the words:
   in their order, and spaced as they were (a field between two spaces, a bookmark against a word).
 
 The paragraph's properties (style, alignment, numbering, spacing) are untouched; a paragraph with no letter
-(empty, an image alone, a number) is left exactly as it was. Footnotes, endnotes and comments (parts python-docx
-does not read) stay untranslated. A damaged file, or one that would unpack to far more than its size
-(`MAX_EXPANSION`), is a `DocumentError`.
+(empty, an image alone, a number) is left exactly as it was. Footnotes, endnotes and comments are translated
+like the body (their parts read as XML through python-docx's part factory). A damaged file, or one that would
+unpack to far more than its size (`MAX_EXPANSION`), is a `DocumentError`.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ import copy
 import io
 import zipfile
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 
 from hf_seq2seq.engines.alignment import word_spans
 from hf_seq2seq.formats.aligned import AlignedTranslation
 from hf_seq2seq.formats.documents.base import DocumentError, DocumentFormat, Job, has_words, require
-from hf_seq2seq.formats.spans import Span, project_spans
+from hf_seq2seq.formats.spans import Span, fit_target, project_spans
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -49,8 +53,10 @@ MAX_EXPANSION, EXPANSION_FLOOR = 200, 64 << 20
 deflates about 10 times, pictures hardly at all."""
 DAMAGED = (zipfile.BadZipFile, zlib.error, KeyError, ValueError, SyntaxError, EOFError, NotImplementedError)
 """What zipfile, lxml and python-docx raise on a file that is not a whole Word document."""
-TRANSLATED_PARTS = ("document.main", "header", "footer")
+TRANSLATED_PARTS = ("document.main", "header", "footer", "footnotes", "endnotes", "comments")
 """The parts translated, by the end of their content type (`...wordprocessingml.header+xml`)."""
+NOTES = ("footnotes", "endnotes", "comments")
+"""Parts python-docx (before 1.2, for comments) keeps as bytes: registered to be read as XML parts."""
 
 
 @dataclass(eq=False)
@@ -88,6 +94,7 @@ class Docx(DocumentFormat):
 
     def translate(self, data: bytes, job: Job) -> bytes:
         docx = require("docx", "python-docx", ".docx")
+        _read_notes_as_xml()
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 unpacked = sum(item.file_size for item in archive.infolist())
@@ -113,6 +120,17 @@ class Docx(DocumentFormat):
         out = io.BytesIO()
         document.save(out)
         return out.getvalue()
+
+
+def _read_notes_as_xml() -> None:
+    """Footnotes, endnotes and comments read as XML parts (whose XML python-docx writes back from the tree), by
+    python-docx's own way of choosing a part's class, `PartFactory.part_type_for`; a class set there already
+    (python-docx's own for comments, since 1.2) is kept."""
+    from docx.opc.part import PartFactory, XmlPart
+
+    prefix = "application/vnd.openxmlformats-officedocument.wordprocessingml."
+    for name in NOTES:
+        PartFactory.part_type_for.setdefault(f"{prefix}{name}+xml", XmlPart)
 
 
 def _read(element, depth: int) -> tuple[Paragraph, int]:
@@ -192,9 +210,9 @@ def _pieces(parent, depth: int) -> tuple[list[Piece], int]:
 def _write(paragraph: Paragraph, result: AlignedTranslation) -> None:
     """The paragraph's content replaced by its translation (see the module docstring)."""
     spans, entries = paragraph.spans, paragraph.entries
-    target = result.target.split()
-    alignment = result.alignment or []
-    ranges = project_spans(spans, alignment, len(target))
+    source = result.source.split()
+    target, alignment = fit_target(spans, result.alignment or [], source, result.target.split())
+    ranges = project_spans(spans, alignment, len(target), len(source))
     last: dict[int | None, int] = {}  # kept things under one parent stay in their order
     for k, (span, entry) in enumerate(zip(spans, entries, strict=True)):
         if entry.container is None:
@@ -280,7 +298,34 @@ def _word_runs(paragraph: Paragraph, alignment, owner: list[int | None]) -> list
             same = [k for k in range(len(runs)) if owner[k] == owner[j] and runs[k] is not None]
             near = min(same, key=lambda k: (abs(k - j), k > j), default=None)
             runs[j] = runs[near] if near is not None else _first_run(paragraph, owner[j])
+    _keep_looks(paragraph, alignment, owner, runs)
     return runs
+
+
+def _keep_looks(paragraph: Paragraph, alignment, owner: list[int | None], runs: list) -> None:
+    """Every formatting that source words had in a container (a subscript, a colour) given to a target word of
+    that container, if none has it yet: a word aligned to those source words, else the word nearest to where
+    their neighbours put them (one aligned to nothing first), taken from a formatting that other target words
+    still have."""
+    looks = [_tree(run.find(W + "rPr")) for run in runs]
+    linked = {j for _, j in alignment}
+    groups: dict[tuple, list[int]] = {}  # (container, formatting) -> its source words
+    for i, piece in enumerate(paragraph.word_pieces):
+        groups.setdefault((paragraph.parents[piece], _tree(piece.run.find(W + "rPr"))), []).append(i)
+    for (container, look), sources in groups.items():
+        mine = [j for j, k in enumerate(owner) if k == container]
+        if any(looks[j] == look for j in mine):
+            continue
+        count = Counter(looks[j] for j in mine)
+        aligned = sorted({j for i, j in alignment if i in sources and owner[j] == container})
+        before = [j for i, j in alignment if i < sources[0] and owner[j] == container]
+        point = max(before) + 1 if before else 0
+        # a target word aligned to nothing first (likely those words' translation), the nearest first
+        nearest = sorted(mine, key=lambda j: (j in linked, abs(j - point), j < point))
+        for j in aligned + nearest:
+            if count[looks[j]] > 1:
+                runs[j], looks[j] = paragraph.word_pieces[sources[0]].run, look
+                break
 
 
 def _first_run(paragraph: Paragraph, container: int | None):
@@ -297,7 +342,7 @@ def _same(run, other) -> bool:
 def _tree(element) -> tuple | None:
     if element is None:
         return None
-    return element.tag, sorted(element.attrib.items()), [_tree(child) for child in element]
+    return element.tag, tuple(sorted(element.attrib.items())), tuple(_tree(child) for child in element)
 
 
 def _weight(run) -> int:
