@@ -94,6 +94,16 @@ def test_a_subrip_timestamp_too_large_for_a_time_is_a_document_error_naming_it(w
         translate_document_bytes(words, data.encode(), ".srt")
 
 
+def test_an_arrow_in_a_note_is_kept_as_webvtt_py_keeps_it_and_one_in_a_cue_text_is_refused(words):
+    note = "WEBVTT\n\nNOTE\nthe dog --> the cat\n\n00:01.000 --> 00:02.000\nThe cat\n"
+    out = translate_document_bytes(words, note.encode(), ".vtt").decode()
+    assert webvtt.from_string(out).header_comments == ["the dog --> the cat"]
+    assert [c.text for c in webvtt.from_string(out).captions] == ["Le chat"]
+    text = "WEBVTT\n\n00:01.000 --> 00:02.000\nThe dog -->\nthe cat\n"  # webvtt-py would drop a line
+    with pytest.raises(DocumentError, match="'The dog -->' has the cue timings arrow"):
+        translate_document_bytes(words, text.encode(), ".vtt")
+
+
 def test_a_webvtt_timestamp_too_large_for_a_time_is_a_document_error(words):
     data = "WEBVTT\n\n99999999999:00:00.000 --> 99999999999:00:01.000\nThe cat\n"
     with pytest.raises(DocumentError, match="'99999999999:00:00.000 --> 99999999999:00:01.000' has the cue"):

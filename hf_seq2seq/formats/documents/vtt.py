@@ -25,7 +25,7 @@ class WebVtt(DocumentFormat):
         except webvtt.errors.MalformedFileError as error:
             raise DocumentError(f"not a WebVTT (.vtt) file: {error}") from None
         cues = captions.captions
-        _check_every_cue_read(webvtt, text, len(cues))
+        _check_every_cue_read(webvtt, text, captions)
         for cue, translated in zip(cues, translate_cues([c.raw_text for c in cues], job, True), strict=True):
             cue.lines = translated.split("\n")
         written = captions.content
@@ -34,19 +34,25 @@ class WebVtt(DocumentFormat):
         return (bom + written.replace("\n", eol)).encode("utf-8")
 
 
-def _check_every_cue_read(webvtt, text: str, read: int) -> None:
+def _check_every_cue_read(webvtt, text: str, captions) -> None:
     """`DocumentError` naming the first cue whose timings `webvtt-py` could not read (and would skip). Every
-    line with the timings arrow `-->` starts a cue for it, read or skipped, so a file read whole has as many
-    cues as such lines."""
+    line with the timings arrow `-->` outside a NOTE starts a cue for it, read or skipped, so a file read whole
+    has as many cues as such lines."""
+    notes = [
+        *captions.header_comments,
+        *captions.footer_comments,
+        *(n for c in captions.captions for n in c.comments),
+    ]
     arrows = [line for line in text.splitlines()[1:] if "-->" in line]
-    if len(arrows) == read:
+    if len(arrows) == len(captions.captions) + sum(note.count("-->") for note in notes):
         return
+    noted = {line.strip() for note in notes for line in note.splitlines()}
     for line in arrows:
-        if not webvtt.from_string(f"WEBVTT\n\n{line}\n").captions:
+        if line.strip() not in noted and not webvtt.from_string(f"WEBVTT\n\n{line}\n").captions:
             raise DocumentError(
                 f"not a WebVTT (.vtt) file: {line.strip()[:100]!r} has the cue timings arrow --> but no "
                 "timings that can be read"
             )
     raise DocumentError(
-        f"not a WebVTT (.vtt) file: {len(arrows) - read} of its {len(arrows)} cues cannot be read"
+        f"not a WebVTT (.vtt) file: {len(arrows) - len(captions.captions)} cues cannot be read"
     )
