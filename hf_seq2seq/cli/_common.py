@@ -5,7 +5,6 @@ import json
 import logging
 
 from hf_seq2seq.engines.base import ENGINES, TORCH_PRECISIONS
-from hf_seq2seq.evaluation.benchmark_choices import SIZES
 
 
 def parser(verb: str, description: str, example: str) -> argparse.ArgumentParser:
@@ -87,6 +86,9 @@ def add_engine_argument(p: argparse.ArgumentParser) -> None:
 
 def add_size_argument(p: argparse.ArgumentParser, flag: str, default: str, help: str | None = None) -> None:
     """A model-size flag of the measuring verbs: one of `hf_seq2seq.evaluation.benchmark_choices.SIZES`."""
+    # imported here: the other verbs need nothing of the evaluation layer
+    from hf_seq2seq.evaluation.benchmark_choices import SIZES
+
     p.add_argument(flag, choices=SIZES, default=default, help=help)
 
 

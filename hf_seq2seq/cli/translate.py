@@ -115,7 +115,6 @@ def main(argv: list[str] | None = None) -> list[str]:
 def run(args) -> list[str]:
     """The job the arguments ask for; returns what it prints."""
     from hf_seq2seq.engines.factory import load_translator
-    from hf_seq2seq.evaluation.evaluate import read_lines
     from hf_seq2seq.formats.documents import DocumentError, document_format, translate_document
     from hf_seq2seq.formats.glossary import Glossary
 
@@ -130,7 +129,8 @@ def run(args) -> list[str]:
         if args.sentences:
             texts = args.sentences
         elif args.input_file:
-            texts = read_lines(args.input_file)
+            # one text per line (a trailing newline does not make an extra, empty text)
+            texts = Path(args.input_file).read_text(encoding="utf-8").removesuffix("\n").split("\n")
         else:
             texts = sys.stdin.read().splitlines()
     translator = load_translator(args.model, args.engine, args.precision, args.trust_remote_code)

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.dynamic_module_utils import get_relative_import_files
-from transformers.trainer import TRAINER_STATE_NAME
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from hf_seq2seq.errors import FolderError
@@ -164,6 +163,8 @@ def checkpoint_folders(run_dir: str | os.PathLike[str]) -> list[Path]:
     The Trainer writes `trainer_state.json` last, so a folder without it is one whose saving was cut off (a
     killed or preempted job): it is left out.
     """
+    from transformers.trainer import TRAINER_STATE_NAME  # here: importing the Trainer takes a while
+
     found = []
     for child in Path(run_dir).glob(f"{PREFIX_CHECKPOINT_DIR}-*"):
         match = re.fullmatch(rf"{PREFIX_CHECKPOINT_DIR}-(\d+)", child.name)

@@ -1,10 +1,12 @@
-"""Translating documents by their extension: plain text, HTML, SubRip and WebVTT subtitles, Word documents.
+"""Translating documents by their extension: plain text, HTML, SubRip and WebVTT subtitles, Word documents,
+PowerPoint presentations, OpenDocument texts and presentations, EPUB e-books.
 
-One module per format (`plain_text`, `html_pages`, `subrip`, `vtt`, `wordprocessing`; the subtitles' shared cue
-handling in `subtitles`), each a `DocumentFormat` that turns a file's bytes into the translated file's bytes
-with everything but its text kept; `DOCUMENT_FORMATS` maps each extension taken to its format. A format's
-library (python-docx, srt, webvtt-py: the `documents` extra) is imported when a file of it is translated, so
-this package imports without them.
+One module per format (`plain_text`, `html_pages`, `subrip`, `vtt`, `wordprocessing`, `powerpoint`,
+`opendocument`, `epub`; the subtitles' shared cue handling in `subtitles`, the formatted runs that PowerPoint
+and OpenDocument paragraphs share in `runs`), each a `DocumentFormat` that turns a file's bytes into the
+translated file's bytes with everything but its text kept; `DOCUMENT_FORMATS` maps each extension taken to its
+format. A format's library (python-docx, python-pptx, srt, webvtt-py: the `documents` extra) is imported when a
+file of it is translated, so this package imports without them.
 
 `translate_document_bytes` is what the server calls; `translate_document` (the `--input-file F --output-file G`
 of `hf-seq2seq translate`) reads a file and writes the translation next to where it goes, then moves it into
@@ -21,8 +23,11 @@ from pathlib import Path
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.formats.documents.base import DocumentError, DocumentFormat, Job
+from hf_seq2seq.formats.documents.epub import Epub
 from hf_seq2seq.formats.documents.html_pages import HtmlPage
+from hf_seq2seq.formats.documents.opendocument import OpenDocument
 from hf_seq2seq.formats.documents.plain_text import PlainText
+from hf_seq2seq.formats.documents.powerpoint import Pptx
 from hf_seq2seq.formats.documents.subrip import SubRip
 from hf_seq2seq.formats.documents.vtt import WebVtt
 from hf_seq2seq.formats.documents.wordprocessing import Docx
@@ -39,7 +44,7 @@ __all__ = [
 
 DOCUMENT_FORMATS: dict[str, DocumentFormat] = {
     extension: kind
-    for kind in (PlainText(), HtmlPage(), SubRip(), WebVtt(), Docx())
+    for kind in (PlainText(), HtmlPage(), SubRip(), WebVtt(), Docx(), Pptx(), OpenDocument(), Epub())
     for extension in kind.extensions
 }
 """Each extension taken (lowercase, with its dot) -> the format that translates it."""

@@ -1,9 +1,12 @@
 """What every document format shares: the error a bad file gets, the job a format translates with, reading
-and writing text files, and importing a format's optional library."""
+and writing text files, opening zipped documents within a size, and importing a format's optional library."""
 
 from __future__ import annotations
 
 import importlib
+import io
+import zipfile
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,3 +78,38 @@ def require(module: str, package: str, extension: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as error:
         raise ImportError(f"translating {extension} files needs {package}: {EXTRA}") from error
+
+
+UNPACKED_LIMIT = 256 << 20
+"""The most a zipped document (PowerPoint, OpenDocument, EPUB) may unpack to: beyond, it is refused (a zip
+bomb); a fixed ceiling, not a multiple of the file's size, so that no upload unpacks to more."""
+DAMAGED = (zipfile.BadZipFile, zlib.error, KeyError, ValueError, SyntaxError, EOFError, NotImplementedError)
+"""What zipfile and lxml (and the format libraries on them) raise on a file that is not a whole document."""
+
+
+def open_archive(data: bytes, what: str) -> zipfile.ZipFile:
+    """The zip archive of a document, or `DocumentError` for one that is not a zip archive or would unpack to
+    more than `UNPACKED_LIMIT` (`what`: its kind with an article, for messages: "an EPUB e-book (.epub)")."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except DAMAGED as error:
+        raise DocumentError(f"not {what}, or a damaged one: {error}") from None
+    unpacked = sum(item.file_size for item in archive.infolist())
+    if unpacked > UNPACKED_LIMIT:
+        raise DocumentError(
+            f"{what} of {len(data):,} bytes that unpacks to {unpacked:,} is refused: more than "
+            f"{UNPACKED_LIMIT:,} bytes (a zip bomb?)"
+        )
+    return archive
+
+
+def read_xml(content: bytes, what: str, extension: str):
+    """An XML file of a zipped document parsed by lxml (the root element) without loading DTDs, resolving
+    entities or reaching the network; `DocumentError` for XML that cannot be read (`what`: the document's kind,
+    for the message)."""
+    etree = require("lxml.etree", "lxml", extension)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        return etree.fromstring(content, parser)
+    except etree.XMLSyntaxError as error:
+        raise DocumentError(f"not {what}, or a damaged one: {error}") from None

@@ -1,20 +1,27 @@
 """The text of subtitle cues (SubRip, WebVTT): translated as one text per cue and wrapped back into as many lines.
 
 A cue's lines are joined into one text and translated sentence by sentence with its word alignment (a dialogue
-cue, whose every line starts with a dash, is one text per line, its dash kept). Its inline tags (`<i>`, `<b>`,
-`<u>`, `<font color=...>`, WebVTT's `<c.class>` and `<lang>`) are placed around the target words aligned to the
-words they wrapped, as HTML's are (`hf_seq2seq.formats.spans`); a tag without its partner (a `<v Speaker>` left
-open), a timestamp (`<00:01.500>`) and a SubRip position (`{\\an8}`) go after the translation of the word
-before them (first, where they were first), glued to the word that follows. The translation is then cut at word
-boundaries into the cue's number of lines, as even in length as they can be (never an empty line: it would end
-the cue). A cue with no letter is kept as written.
+cue, whose every line starts with a dash, one line or more, is one text per line, its dash kept). A sentence
+that runs on from one cue into the next (the cue ends with a word or a comma) is translated as one text with
+the cues it runs over (`JOINED` at most; dialogue cues are not joined), and its translation is cut back into
+those cues by the word alignment: each cut where the most aligned words fall on the side of their source
+words, every cue keeping at least one word, its timings and its number of lines (a run whose translation has
+fewer words than cues is translated cue by cue). Its inline tags (`<i>`, `<b>`, `<u>`, `<font color=...>`,
+WebVTT's `<c.class>` and `<lang>`) are placed around the target words aligned to the words they wrapped, as
+HTML's are (`hf_seq2seq.formats.spans`); a tag without its partner (a `<v Speaker>` left open), a
+timestamp (`<00:01.500>`) and a SubRip position (`{\\an8}`) go after the translation of the word before them
+(first, where they were first), glued to the word that follows. The translation is then cut at word
+boundaries into the cue's number of lines, as even in length as they can be, in linear time (never an empty
+line: it would end the cue). A cue with no letter is kept as written.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
 
 from hf_seq2seq.formats.aligned import AlignedTranslation
 from hf_seq2seq.formats.documents.base import Job, has_words
@@ -24,6 +31,10 @@ TAG = re.compile(r"</?[A-Za-z][^<>]*>|<\d[\d:.]*>|\{\\[^{}]*\}")
 """A cue text tag: an element's opening or closing tag, a timestamp, or a SubRip/ASS override in braces."""
 DIALOGUE = re.compile(r"\s*[-–—]\s*")
 """A dialogue line's dash, kept as written before the line's translation."""
+GOES_ON = re.compile(r"[\w,]\s*$")
+"""The end of a cue whose sentence goes on in the next cue: a word or a comma, no closing punctuation."""
+JOINED = 4
+"""The most cues one sentence is translated over."""
 MARK = "\x00"
 """Stands around a tag's number while the target words are wrapped (no cue text holds it)."""
 
@@ -112,26 +123,22 @@ def _visible(piece: str) -> str:
 
 
 def wrap(items: list[str], widths: list[int], lines: int) -> list[list[str]]:
-    """`items` cut into at most `lines` non-empty lines whose widths (items' widths plus a space between
-    them) are as even as they can be: the least sum of squared widths."""
+    """`items` cut into at most `lines` non-empty lines of even widths (items' widths plus a space between
+    them): the k-th cut goes where the width before it is nearest k / `lines` of the whole (the earlier cut
+    on a tie, so that a longer line comes last), in time linear in the items."""
     n = len(items)
     lines = max(1, min(lines, n))
-
-    def width(i: int, j: int) -> int:
-        return sum(widths[i:j]) + (j - i - 1)
-
-    # best[m][j]: the least cost of items[:j] in m lines, and where its last line starts
-    best = [[(float("inf"), 0)] * (n + 1) for _ in range(lines + 1)]
-    best[0][0] = (0, 0)
-    for m in range(1, lines + 1):
-        for j in range(m, n + 1):
-            best[m][j] = min((best[m - 1][i][0] + width(i, j) ** 2, i) for i in range(m - 1, j))
-    out, j = [], n
-    for m in range(lines, 0, -1):
-        i = best[m][j][1]
-        out.append(items[i:j])
-        j = i
-    return out[::-1]
+    ends = list(
+        accumulate(width + 1 for width in widths)
+    )  # ends[i]: the width of items[: i + 1], a space after
+    cuts = [0]
+    for k in range(1, lines):
+        goal = ends[-1] * k / lines
+        i = bisect_left(ends, goal)  # items[: i + 1] is the first prefix at least as wide as the goal
+        cut = i if i > 0 and goal - ends[i - 1] <= ends[i] - goal else i + 1
+        cuts.append(min(max(cut, cuts[-1] + 1), n - (lines - k)))
+    cuts.append(n)
+    return [items[a:b] for a, b in pairwise(cuts)]
 
 
 def translate_cues(cues: list[str], job: Job, entities: bool) -> list[str]:
@@ -139,14 +146,18 @@ def translate_cues(cues: list[str], job: Job, entities: bool) -> list[str]:
     texts: list[list[tuple[str, str]]] = []  # each cue's texts, after what is kept before each (a dash)
     for raw in cues:
         lines = raw.split("\n")
-        if len(lines) > 1 and all(DIALOGUE.match(line) for line in lines):
-            texts.append([(DIALOGUE.match(line)[0], line[DIALOGUE.match(line).end() :]) for line in lines])
+        dashes = [DIALOGUE.match(line) for line in lines]
+        if all(dashes) and has_words(raw):
+            texts.append([(dash[0], line[dash.end() :]) for dash, line in zip(dashes, lines, strict=True)])
         else:
             texts.append([("", raw)])
     parsed = [read_cue_text(text, entities) for parts in texts for _, text in parts]
-    todo = [k for k, cue in enumerate(parsed) if has_words(cue.text)]
-    translated = job.translate([" ".join(parsed[k].text.split()) for k in todo], alignments=True)
-    results = dict(zip(todo, translated, strict=True))
+    whole = [len(parts) == 1 and not parts[0][0] for parts in texts for _ in parts]
+    runs = _runs(parsed, whole)
+    results = _translate_runs(runs, parsed, job)
+    missed = [k for run in runs if run[0] not in results for k in run]  # fewer target words than cues
+    if missed:
+        results.update(_translate_runs([[k] for k in missed], parsed, job))
     out, k = [], 0
     for parts in texts:
         written = []
@@ -155,3 +166,69 @@ def translate_cues(cues: list[str], job: Job, entities: bool) -> list[str]:
             k += 1
         out.append("\n".join(written))
     return out
+
+
+def _runs(parsed: list[CueText], whole: list[bool]) -> list[list[int]]:
+    """The texts to translate (those with a letter) as runs of text indices: a cue of one text (`whole`: not a
+    dialogue) whose sentence goes on into the next such cue is translated with it, `JOINED` cues at most."""
+    runs: list[list[int]] = []
+    for k, cue in enumerate(parsed):
+        if not has_words(cue.text):
+            continue
+        last = runs[-1][-1] if runs else None
+        if (
+            last == k - 1 and whole[last] and whole[k] and len(runs[-1]) < JOINED
+            and GOES_ON.search(parsed[last].text)
+        ):  # fmt: skip
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return runs
+
+
+def _translate_runs(runs: list[list[int]], parsed: list[CueText], job: Job) -> dict[int, AlignedTranslation]:
+    """Each run translated as one text and shared out over its cues (`_share`), by text index; a run whose
+    translation has fewer words than it has cues is left out."""
+    words = [[parsed[k].text.split() for k in run] for run in runs]
+    translated = job.translate([" ".join(w for cue in run for w in cue) for run in words], alignments=True)
+    results: dict[int, AlignedTranslation] = {}
+    for run, run_words, result in zip(runs, words, translated, strict=True):
+        if len(run) == 1:
+            results[run[0]] = result
+        elif len(result.target.split()) >= len(run):
+            results.update(zip(run, _share(result, run_words), strict=True))
+    return results
+
+
+def _share(result: AlignedTranslation, cues: list[list[str]]) -> list[AlignedTranslation]:
+    """A run's translation cut into one per cue (`cues`: each one's source words), each cut where the most
+    aligned pairs fall on the side of their source word (on a tie, nearest the cue's share of the source
+    words), every cue at least one word; each part keeps the pairs within it."""
+    target, pairs = result.target.split(), result.alignment or []
+    starts = list(accumulate((len(cue) for cue in cues), initial=0))
+    cuts = [0]
+    for c in range(1, len(cues)):
+        split = starts[c]
+        before, after = [0] * len(target), [0] * len(target)  # pairs at each target word, by side
+        for i, j in pairs:
+            (before if i < split else after)[j] += 1
+        score, best, fair = sum(after), [], len(target) * split / starts[-1]
+        for b in range(len(target) + 1):  # score: pairs on their side when the cut is before target word b
+            best.append((-score, abs(b - fair), b))
+            if b < len(target):
+                score += before[b] - after[b]
+        cut = min(best)[2]
+        cuts.append(min(max(cut, cuts[-1] + 1), len(target) - (len(cues) - c)))
+    cuts.append(len(target))
+    return [
+        AlignedTranslation(
+            " ".join(cue),
+            " ".join(target[low:high]),
+            [
+                (i - starts[c], j - low)
+                for i, j in pairs
+                if starts[c] <= i < starts[c + 1] and low <= j < high
+            ],
+        )
+        for c, (cue, (low, high)) in enumerate(zip(cues, pairwise(cuts), strict=True))
+    ]

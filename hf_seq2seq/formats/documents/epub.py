@@ -1,0 +1,92 @@
+"""EPUB e-books (`.epub`), read and written as the zip they are (zipfile, lxml): every XHTML content document the
+package lists (its chapters, and its navigation document: the table of contents) is translated as HTML
+(`hf_seq2seq.formats.markup.translate_html`: tags, attributes and markup kept byte for byte, inline elements
+moved with their words), all of them in one batched call; every other file (the package document and its
+metadata, style sheets, images, fonts, an EPUB 2 `toc.ncx`) is written back as it was, each file in its order
+with its compression (the `mimetype` first and stored, as EPUB requires).
+
+The package document is found through `META-INF/container.xml` and read without loading DTDs or resolving
+entities. A file that is not an EPUB, a content document that is not UTF-8, or a file that would unpack to
+more than `hf_seq2seq.formats.documents.base.UNPACKED_LIMIT` is a `DocumentError`.
+
+Not ebooklib: it rebuilds the whole book on writing (the package document, the navigation, the file names), and
+a translation should change the text and nothing else.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import zipfile
+from urllib.parse import unquote
+
+from hf_seq2seq.formats.documents.base import (
+    BOM,
+    DAMAGED,
+    DocumentError,
+    DocumentFormat,
+    Job,
+    open_archive,
+    read_xml,
+)
+from hf_seq2seq.formats.markup import translate_html
+
+CONTAINER = "META-INF/container.xml"
+WHAT = "an EPUB e-book (.epub)"
+XHTML = frozenset({"application/xhtml+xml", "text/html"})
+
+
+class Epub(DocumentFormat):
+    name = "EPUB e-book"
+    extensions = (".epub",)
+
+    def translate(self, data: bytes, job: Job) -> bytes:
+        with open_archive(data, WHAT) as archive:
+            try:
+                members = [(item, archive.read(item)) for item in archive.infolist()]
+                names = {item.filename: k for k, (item, _) in enumerate(members)}
+                documents = _content_documents(archive)
+            except DAMAGED as error:
+                raise DocumentError(f"not {WHAT}, or a damaged one: {error}") from None
+        todo = [names[name] for name in documents if name in names]
+        texts = []
+        for k in todo:
+            item, content = members[k]
+            try:
+                text = content.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise DocumentError(
+                    f"{item.filename} in the .epub is not UTF-8 (byte {error.start})"
+                ) from None
+            texts.append(text.removeprefix(BOM))
+        translated = translate_html(
+            job.translator, texts, batch_size=job.batch_size, decoding=job.decoding,
+            source_lang=job.source_lang, glossary=job.glossary,
+        )  # fmt: skip
+        for k, text in zip(todo, translated, strict=True):
+            item, content = members[k]
+            members[k] = (
+                item,
+                (BOM if content.startswith(BOM.encode()) else "").encode() + text.encode("utf-8"),
+            )
+        written = io.BytesIO()
+        with zipfile.ZipFile(written, "w") as out:
+            for item, content in members:
+                out.writestr(item, content)
+        return written.getvalue()
+
+
+def _content_documents(archive: zipfile.ZipFile) -> list[str]:
+    """The archive paths of the XHTML documents that the book's package documents list."""
+    if CONTAINER not in archive.namelist():
+        raise DocumentError(f"not {WHAT}: it has no {CONTAINER}")
+    container = read_xml(archive.read(CONTAINER), WHAT, ".epub")
+    found = []
+    for rootfile in container.iter("{*}rootfile"):
+        package = rootfile.get("full-path", "")
+        folder = posixpath.dirname(package)
+        for item in read_xml(archive.read(package), WHAT, ".epub").iter("{*}item"):
+            if item.get("media-type") in XHTML and item.get("href"):
+                path = posixpath.normpath(posixpath.join(folder, unquote(item.get("href").split("#")[0])))
+                found.append(path)
+    return list(dict.fromkeys(found))

@@ -1,0 +1,132 @@
+"""OpenDocument text and presentations (`.odt`, `.odp`: LibreOffice, OpenOffice), read and written as the zip
+of XML files they are (zipfile and lxml): every paragraph and heading (`text:p`, `text:h`) of the body (tables,
+lists, frames, slides and their notes, footnotes, comments) and of the headers and footers is translated, the
+rest of the file kept as it was.
+
+A paragraph is translated as one text, and what formats its words follows them as
+`hf_seq2seq.formats.documents.runs` places them: a span of a style (`text:span`) or a link (`text:a`) wraps the
+target words that take it, written again with its own attributes, none that had words left empty. Everything
+else in a paragraph is kept and moved with the words: spaces (`text:s`), tabs and line breaks, fields (a date, a
+page number, a user field) with their text, bookmarks, images and frames, footnotes and comments (whose own
+paragraphs are translated in turn). Every file of the archive is written back in its order with its
+compression (the `mimetype` first and stored, as OpenDocument requires): `content.xml` and `styles.xml`
+translated where they hold text, every other file byte for byte. The XML is read without loading DTDs or
+resolving entities, and a part that declares a DTD (whose entities could point at files or grow without end)
+is refused. A damaged file, or one that would unpack to more than
+`hf_seq2seq.formats.documents.base.UNPACKED_LIMIT`, is a `DocumentError`.
+
+Not the odfpy library: its model of a document is generated from the OpenDocument schema and rewrites the
+whole file on saving; the few elements that hold text are simpler to reach with lxml, which python-docx and
+python-pptx bring already.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from hf_seq2seq.formats.documents.base import (
+    DAMAGED,
+    DocumentError,
+    DocumentFormat,
+    Job,
+    open_archive,
+    read_xml,
+)
+from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
+
+TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+PARAGRAPHS = (TEXT + "p", TEXT + "h")
+CONTAINERS = frozenset({TEXT + "span", TEXT + "a"})
+"""Elements that wrap text: written again around the target words that take them."""
+SPACES = frozenset({TEXT + "s", TEXT + "tab", TEXT + "line-break"})
+"""Kept elements that stand between words."""
+PARTS = {"content.xml": OFFICE + "body", "styles.xml": OFFICE + "master-styles"}
+"""The XML files translated, and the element of each under which the text is."""
+
+
+class OpenDocument(DocumentFormat):
+    name = "OpenDocument text or presentation"
+    extensions = (".odt", ".odp")
+
+    def translate(self, data: bytes, job: Job) -> bytes:
+        what = "an OpenDocument file (.odt, .odp)"
+        with open_archive(data, what) as archive:
+            try:
+                members = [(item, archive.read(item)) for item in archive.infolist()]
+            except DAMAGED as error:
+                raise DocumentError(f"not {what}, or a damaged one: {error}") from None
+        trees = {
+            item.filename: read_xml(content, what, ".odt").getroottree()
+            for item, content in members
+            if item.filename in PARTS
+        }
+        if "content.xml" not in trees:
+            raise DocumentError(f"not {what}: it has no content.xml")
+        for name, tree in trees.items():
+            if tree.docinfo.doctype:  # OpenDocument declares no DTD: entities here would point elsewhere
+                raise DocumentError(f"{what} whose {name} declares a DTD (entities) is refused")
+        paragraphs = [
+            (name, paragraph)
+            for name, tree in trees.items()
+            for top in tree.getroot().iter(PARTS[name])
+            for paragraph in top.iter(*PARAGRAPHS)
+        ]
+        translated = translate_paragraphs([_pieces(p, ()) for _, p in paragraphs], job, weight=len)
+        changed = set()
+        for (name, paragraph), out in zip(paragraphs, translated, strict=True):
+            if out is not None:
+                _write(paragraph, out)
+                changed.add(name)
+        written = io.BytesIO()
+        with zipfile.ZipFile(written, "w") as archive:
+            for item, content in members:
+                if item.filename in changed:
+                    xml = io.BytesIO()
+                    trees[item.filename].write(xml, xml_declaration=True, encoding="UTF-8")
+                    content = xml.getvalue()
+                archive.writestr(item, content)
+        return written.getvalue()
+
+
+def _pieces(element, path: tuple) -> list[Piece]:
+    """The text and kept things inside `element`, each text with the containers around it (`path`, outermost
+    first) as its style, each kept thing with them too."""
+    pieces = [Piece(text=element.text, style=path)] if element.text else []
+    for child in element:
+        if child.tag in CONTAINERS:
+            pieces += _pieces(child, (*path, child))
+        else:  # an element, a comment, an entity reference
+            pieces.append(Piece(kept=(child, path), space=child.tag in SPACES))
+        if child.tail:
+            pieces.append(Piece(text=child.tail, style=path))
+    return pieces
+
+
+def _write(paragraph, out: list[Out]) -> None:
+    """The paragraph's content replaced by `out`: each text and kept thing inside new copies of its containers,
+    a container opened again where the one before it closed."""
+    for child in list(paragraph):
+        paragraph.remove(child)
+    paragraph.text = None
+    open_: list[tuple] = [(None, paragraph)]  # (source container, its copy), the paragraph at the bottom
+    for piece in out:
+        path = piece.style if piece.kept is None else piece.kept[1]
+        depth = 0
+        while depth + 1 < len(open_) and depth < len(path) and open_[depth + 1][0] is path[depth]:
+            depth += 1
+        del open_[depth + 1 :]
+        for container in path[depth:]:
+            copy = container.makeelement(container.tag, container.attrib, container.nsmap)
+            open_[-1][1].append(copy)
+            open_.append((container, copy))
+        parent = open_[-1][1]
+        if piece.kept is not None:
+            element = piece.kept[0]
+            element.tail = None
+            parent.append(element)
+        elif len(parent):
+            parent[-1].tail = (parent[-1].tail or "") + piece.text
+        else:
+            parent.text = (parent.text or "") + piece.text

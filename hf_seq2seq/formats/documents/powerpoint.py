@@ -1,0 +1,101 @@
+"""PowerPoint presentations (`.pptx`), read and written with python-pptx: every paragraph of every slide (text
+boxes, placeholders, shapes in groups, table cells) and of its speaker notes is translated, its formatting kept.
+
+A paragraph (DrawingML's `a:p`) is translated as one text, and its runs (`a:r`: one formatting, a hyperlink
+being a run's property) follow the words as `hf_seq2seq.formats.documents.runs` places them: each run written
+again with a copy of its properties (`a:rPr`), none that had words left empty. Line breaks (`a:br`), fields
+(`a:fld`: a slide number, a date, kept with their text) and anything else in a paragraph are kept and moved
+with the words; the paragraph's properties (`a:pPr`, `a:endParaRPr`) stay where they are. Slide layouts and
+masters (the placeholders' prompts) are not translated. A damaged file, or one that would unpack to more than
+`hf_seq2seq.formats.documents.base.UNPACKED_LIMIT`, is a `DocumentError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+
+from hf_seq2seq.formats.documents.base import (
+    DAMAGED,
+    DocumentError,
+    DocumentFormat,
+    Job,
+    open_archive,
+    require,
+)
+from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
+
+A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+STAYS = frozenset({A + "pPr", A + "endParaRPr"})
+"""A paragraph's own properties: first and last, not moved with the words."""
+
+
+class Pptx(DocumentFormat):
+    name = "PowerPoint presentation"
+    extensions = (".pptx",)
+
+    def translate(self, data: bytes, job: Job) -> bytes:
+        pptx = require("pptx", "python-pptx", ".pptx")
+        what = "a PowerPoint presentation (.pptx)"
+        open_archive(data, what).close()
+        try:
+            presentation = pptx.Presentation(io.BytesIO(data))
+            parts = []
+            for slide in presentation.slides:
+                parts.append(slide.element)
+                if slide.has_notes_slide:
+                    parts.append(slide.notes_slide.element)
+        except (*DAMAGED, pptx.exc.PackageNotFoundError) as error:
+            raise DocumentError(f"not {what}, or a damaged one: {error}") from None
+        paragraphs = [p for part in parts for p in part.iter(A + "p")]
+        translated = translate_paragraphs([_pieces(p) for p in paragraphs], job, weight=_weight)
+        for paragraph, out in zip(paragraphs, translated, strict=True):
+            if out is not None:
+                _write(paragraph, out)
+        written = io.BytesIO()
+        presentation.save(written)
+        return written.getvalue()
+
+
+def _pieces(paragraph) -> list[Piece]:
+    pieces = []
+    for child in paragraph:
+        if child.tag in STAYS:
+            continue
+        if child.tag == A + "r":
+            text = child.find(A + "t")
+            pieces.append(Piece(text=(text.text or "") if text is not None else "", style=child))
+        else:
+            pieces.append(Piece(kept=child, space=child.tag == A + "br"))
+    return pieces
+
+
+def _weight(run) -> int:
+    """How much formatting a run has: its properties' attributes and elements."""
+    properties = run.find(A + "rPr")
+    return 0 if properties is None else len(properties.attrib) + len(properties)
+
+
+def _write(paragraph, out: list[Out]) -> None:
+    """The paragraph's content replaced by `out`, between its properties."""
+    for child in list(paragraph):
+        if child.tag not in STAYS:
+            paragraph.remove(child)
+    end = paragraph.find(A + "endParaRPr")
+    position = list(paragraph).index(end) if end is not None else len(paragraph)
+    for k, piece in enumerate(out):
+        paragraph.insert(
+            position + k, piece.kept if piece.kept is not None else _run(piece.style, piece.text)
+        )
+
+
+def _run(like, text: str):
+    """A new run with `like`'s properties, holding `text`."""
+    run = like.makeelement(A + "r", like.attrib, like.nsmap)
+    properties = like.find(A + "rPr")
+    if properties is not None:
+        run.append(copy.deepcopy(properties))
+    t = run.makeelement(A + "t", {}, like.nsmap)
+    t.text = text
+    run.append(t)
+    return run
