@@ -150,8 +150,7 @@ def test_two_processes_train_on_batches_by_tokens_to_the_end_of_each_epoch(tmp_p
             *tiny_args(out, "--data_path", str(data)),
             "--max_train_samples", "400", "--max_tokens_per_batch", "400", "--num_train_epochs", "2",
             "--eval_steps", "1000", "--save_steps", "1000",
-        ),
-        timeout=180,
+        )
     )  # fmt: skip
     assert "up to 800 padded tokens per optimizer step = 400 per process x 2 processes" in output
     results = json.loads((out / TRAINING_REPORT).read_text())["training"]
