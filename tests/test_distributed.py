@@ -140,6 +140,27 @@ def test_a_time_budget_stops_every_process_at_the_same_step(tmp_path):
     assert logged(state, "eval_bleu")[-1][0] == state["global_step"]  # a last evaluation where it stopped
 
 
+def test_two_processes_train_on_batches_by_tokens_to_the_end_of_each_epoch(tmp_path):
+    """`--max_tokens_per_batch`: each process gets its own batches and as many as the other, so neither waits for
+    the other at an epoch's end (a process with a batch more would hang in its gradient all-reduce)."""
+    out = tmp_path / "run"
+    data = write_fra_txt(tmp_path / "fra.txt")
+    output = run_job(
+        torchrun(
+            *tiny_args(out, "--data_path", str(data)),
+            "--max_train_samples", "400", "--max_tokens_per_batch", "400", "--num_train_epochs", "2",
+            "--eval_steps", "1000", "--save_steps", "1000",
+        )
+    )  # fmt: skip
+    assert "up to 800 padded tokens per optimizer step = 400 per process x 2 processes" in output
+    results = json.loads((out / TRAINING_REPORT).read_text())["training"]
+    assert results["world_size"] == 2 and results["max_tokens_per_batch"] == 400
+    state = json.loads((out / "trainer_state.json").read_text())
+    assert state["epoch"] == 2.0 and state["global_step"] % 2 == 0  # two whole epochs, as many steps each
+    # 400 pairs of about 8 + 8 tokens in 400-token batches: far fewer than 400 / 16 (pairs per batch) steps
+    assert 2 * 400 / 2 / 25 <= state["global_step"] < 2 * 400 / 2 / 10
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU machine the launch is a valid NCCL job")
 def test_a_multi_process_launch_without_use_cpu_is_refused(tmp_path):
     """On a machine without GPUs, no --use_cpu means no process group: N separate runs into one folder."""

@@ -157,6 +157,20 @@ def test_the_gpus_fixed_shapes_give_the_cpus_loss_and_gradients(monkeypatch, imp
         assert sum(1 for call in calls if not call[1]) == 4  # the encoder's and the cross-attention's masks
 
 
+def test_the_gpus_fixed_shapes_give_the_cpus_validation_loss_and_translations(monkeypatch):
+    """What validation and the test evaluation run on a GPU: the loss in eval mode, greedy and beam search."""
+    torch.manual_seed(0)
+    model = TransformerMTForConditionalGeneration(tiny_config()).eval()
+    batch = padded_batch()
+    decoding = dict(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], max_new_tokens=8)
+    with torch.no_grad():
+        expected = [model(**batch).loss] + [model.generate(**decoding, num_beams=n) for n in (1, 3)]
+        monkeypatch.setattr(modeling_transformer_mt, "fixed_shapes", lambda tensor: True)
+        fixed = [model(**batch).loss] + [model.generate(**decoding, num_beams=n) for n in (1, 3)]
+    torch.testing.assert_close(fixed[0], expected[0])
+    assert torch.equal(fixed[1], expected[1]) and torch.equal(fixed[2], expected[2])
+
+
 @pytest.mark.slow  # compiling takes minutes on 2 cores
 def test_a_run_with_torch_compile_finishes_without_graph_breaks(tmp_path, synthetic_fra_txt, capfd):
     """No graph-break warnings from dynamo, and none of the "Error detected in IndexPutBackward0" warnings that

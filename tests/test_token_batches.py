@@ -11,7 +11,9 @@ from datasets import Dataset
 from helpers import tiny_args, tiny_config, tiny_tokenizer
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
+from hf_seq2seq.cli import train as train_cli
 from hf_seq2seq.cli.train import main as train_main
+from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training.token_batches import PairTooLongError, TokenBatchSampler, TokenBatchStream
 from hf_seq2seq.training.trainer import TranslationTrainer
@@ -139,3 +141,18 @@ def test_a_tiny_run_trains_on_token_batches(synthetic_fra_txt, tmp_path):
     assert facts["max_tokens_per_batch"] == 600 and facts["global_step"] == 30
     assert facts["global_batch_size"] is None  # the pairs per step vary
     assert torch.load(tmp_path / "training_args.bin", weights_only=False).max_steps == 30
+
+
+def test_the_command_refuses_a_limit_below_one_token_or_a_pair(monkeypatch, capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        parse_args(["--preset", "tiny", "--max_tokens_per_batch", "0"])
+    assert "--max_tokens_per_batch must be a positive number of tokens, not 0" in capsys.readouterr().err
+
+    def too_long(*args):
+        TokenBatchSampler([30], [40], max_tokens=50)
+
+    monkeypatch.setattr(train_cli, "run", too_long)
+    with pytest.raises(
+        SystemExit, match="^hf-seq2seq train: --max_tokens_per_batch 50 is below a pair of 30 \\+ 40"
+    ):
+        train_cli.main(["--preset", "tiny", "--output_dir", str(tmp_path)])

@@ -10,6 +10,7 @@ from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
 from hf_seq2seq.training.presets import PRESETS
 from hf_seq2seq.training.recipe import run
+from hf_seq2seq.training.token_batches import PairTooLongError
 
 from ._common import quiet_transformers, setup_logging
 
@@ -37,7 +38,12 @@ def parse_args(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.set_defaults(**PRESETS[preset])
-    return parser.parse_args_into_dataclasses(args=argv)
+    model_args, data_args, training_args, final_args = parser.parse_args_into_dataclasses(args=argv)
+    if data_args.max_tokens_per_batch is not None and data_args.max_tokens_per_batch <= 0:
+        parser.error(
+            f"--max_tokens_per_batch must be a positive number of tokens, not {data_args.max_tokens_per_batch}"
+        )
+    return model_args, data_args, training_args, final_args
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -45,7 +51,10 @@ def main(argv: list[str] | None = None) -> dict:
     model_args, data_args, training_args, final_args = parse_args(argv)
     quiet_transformers()
     os.makedirs(training_args.output_dir, exist_ok=True)
-    results = run(model_args, data_args, training_args, final_args)
+    try:
+        results = run(model_args, data_args, training_args, final_args)
+    except PairTooLongError as error:  # the message names the flag and what to do
+        raise SystemExit(f"hf-seq2seq train: {error}") from None
     if "bleu" in results:
         facts = results["training"]
         minutes = math.floor(facts["run_wall_time_s"] / 60)

@@ -1,8 +1,8 @@
 """The `Seq2SeqTrainer` subclasses of `hf-seq2seq train` and the function that builds the one a run needs.
 
-`TranslationTrainer` validates with the saved length rule, leaves the model's generation config alone, and trains on
-batches by tokens with `--max_tokens_per_batch` (`hf_seq2seq.training.token_batches`); `BudgetSeq2SeqTrainer` adds the budget of time or tokens of `hf_seq2seq.training.time_budget` and its
-learning-rate schedule.
+`TranslationTrainer` validates with the saved length rule, leaves the model's generation config alone, and trains
+on batches by tokens with `--max_tokens_per_batch` (`hf_seq2seq.training.token_batches`); `BudgetSeq2SeqTrainer`
+adds the budget of time or tokens of `hf_seq2seq.training.time_budget` and its learning-rate schedule.
 """
 
 import copy

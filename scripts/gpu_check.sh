@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The device check of issue 47 on one CUDA GPU, under 9 minutes in all: `hf-seq2seq benchmark` of the paper's base
+# size in bf16 (64-sentence batches, and batches of 25,000 tokens), then `hf-seq2seq train --preset gpu` for a
+# 6-minute budget on fra-eng with its test BLEU. It prints the figures the issue asks for and writes them, named
+# after the GPU (nvidia-smi's name), to docs/bench/<gpu>_gpu_check.json (the summary),
+# docs/bench/<gpu>_benchmark_large_bf16.json, docs/bench/<gpu>_training_step_profile.json (the preset's step
+# alone: kernels a step, the GPU's busy share, the attention kernels; scripts/profile_training_step.py) and
+# docs/bench/<gpu>_gpu_preset_6min.json (test_results.json).
+#
+#   scripts/gpu_check.sh                       # on the GPU machine, from anywhere in the repository
+#   GPU_CHECK_DRY_RUN=1 scripts/gpu_check.sh   # the same steps at toy sizes on the CPU, into a temporary folder
+#
+# It installs nothing and needs no network. It expects: the repository (its hf_seq2seq is put first on
+# PYTHONPATH) and a Python ($PYTHON, default python3) with torch built for CUDA and the package's dependencies
+# (pip install -e . done once); nvidia-smi; the fra-eng pairs as a fra.txt, from $HF_SEQ2SEQ_FRA_ENG or at
+# shared/data/fra-eng/fra.txt in or beside the repository. GPU_CHECK_MINUTES sets the training budget (default 6).
+# GPU_CHECK_COMPILE=1 adds, after the rest and beyond the 9 minutes, `hf-seq2seq measure-training` at the base
+# size: training tokens/s eager against torch.compile on this GPU (compilation not timed), and memory with and
+# without gradient checkpointing, into docs/bench/<gpu>_training_options_large.json.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH} HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+python=${PYTHON:-python3}
+dry_run=${GPU_CHECK_DRY_RUN:-0}
+minutes=${GPU_CHECK_MINUTES:-6}
+
+fail() { echo "gpu_check.sh: $*" >&2; exit 2; }
+
+data=${HF_SEQ2SEQ_FRA_ENG:-}
+for candidate in "$root/shared/data/fra-eng/fra.txt" "$root/../shared/data/fra-eng/fra.txt"; do
+    [ -z "$data" ] && [ -f "$candidate" ] && data=$candidate
+done
+[ -n "$data" ] && [ -f "$data" ] || fail "no fra-eng pairs: set HF_SEQ2SEQ_FRA_ENG to a fra.txt (no download here)"
+"$python" -c "import hf_seq2seq, torch" 2>/dev/null \
+    || fail "$python cannot import torch and hf_seq2seq: pip install -e . (with a CUDA build of torch) first"
+
+if [ "$dry_run" = 1 ]; then
+    gpu="dry-run-cpu" device=cpu out=$(mktemp -d)
+    benchmark_flags=(--quick --size cpu --device cpu --dtype fp32 --train-batch-tokens 300)
+    profile_flags=(--device cpu --d-model 64 --ffn-dim 128 --heads 4 --layers 2 --batch-tokens 300 --steps 2)
+    train_flags=(--max_train_minutes 0.3 --use_cpu true --bf16 false --vocab_size 500 --d_model 64
+        --encoder_layers 1 --decoder_layers 1 --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000
+        --max_train_samples 3000 --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30
+        --dataloader_num_workers 1 --num_beams 2)
+else
+    "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
+        || fail "no CUDA GPU: torch.cuda.is_available() is False (torch $("$python" -c 'import torch; print(torch.__version__)')); run it on a machine with an NVIDIA GPU and a CUDA build of torch, or GPU_CHECK_DRY_RUN=1 for a rehearsal on the CPU"
+    command -v nvidia-smi >/dev/null || fail "nvidia-smi not found"
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+    device=cuda out=$root/docs/bench
+    benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3)
+    profile_flags=(--device cuda --batch-tokens 25000 --steps 10)
+    train_flags=(--max_train_minutes "$minutes")
+fi
+slug=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')
+mkdir -p "$out"
+run_dir=$(mktemp -d)
+bench_json=$out/${slug}_benchmark_large_bf16.json train_json=$out/${slug}_gpu_preset_${minutes}min.json
+echo "== gpu_check on $gpu ($device), $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+
+started=$SECONDS
+echo "== hf-seq2seq benchmark ${benchmark_flags[*]}"
+timeout 170 "$python" -m hf_seq2seq benchmark "${benchmark_flags[@]}" --json "$bench_json"
+bench_s=$((SECONDS - started))
+
+# the gpu preset's step alone: kernels a step, the GPU's busy share, which attention kernels run, host reads
+profile_json=$out/${slug}_training_step_profile.json
+rm -f "$profile_json"
+echo "== scripts/profile_training_step.py --timed ${profile_flags[*]}"
+timeout 120 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" --json "$profile_json" \
+    || echo "gpu_check.sh: the step profile failed (the rest goes on)" >&2
+
+started=$SECONDS
+echo "== hf-seq2seq train --preset gpu ${train_flags[*]}"
+timeout $((minutes * 60 + 180)) "$python" -m hf_seq2seq train --preset gpu --data_path "$data" \
+    --output_dir "$run_dir/gpu" --disable_tqdm true "${train_flags[@]}"
+train_s=$((SECONDS - started))
+cp "$run_dir/gpu/test_results.json" "$train_json"
+
+"$python" - "$gpu" "$bench_json" "$train_json" "$out/${slug}_gpu_check.json" "$bench_s" "$train_s" \
+    "${benchmark_flags[*]}" "${train_flags[*]}" "$profile_json" <<'EOF'
+"""The summary: the figures issue 47 names, from the benchmark's and the training's JSON."""
+import json
+import os
+import sys
+
+import torch
+
+gpu, bench_path, train_path, summary_path, bench_s, train_s, bench_flags, train_flags, profile_path = sys.argv[1:]
+bench, train = json.load(open(bench_path)), json.load(open(train_path))
+facts, by_tokens = train["training"], bench["token_batches"]
+summary = {
+    "gpu": gpu,
+    "torch": torch.__version__,
+    "commands": {
+        "benchmark": f"hf-seq2seq benchmark {bench_flags}",
+        "train": f"hf-seq2seq train --preset gpu --data_path fra.txt {train_flags}",
+    },
+    "wall_s": {"benchmark": int(bench_s), "train": int(train_s)},
+    "benchmark": {
+        "matmul_peak_dtype": bench["matmul_peak_dtype"],
+        "matmul_peak_tflops_per_s": bench["matmul_peak_flops_per_s"] / 1e12,
+        "train_64_sentences_ours_over_marian": bench["ratio_ours_over_marian"]["train_tokens_per_s"],
+        "train_64_sentences_mfu": bench["ours"]["train_mfu"],
+        "train_token_batch_tokens": bench["settings"]["train_batch_tokens"],
+        "train_token_batch_tokens_per_s": by_tokens["ours"]["train_tokens_per_s"],
+        "train_token_batch_mfu": by_tokens["ours"]["train_mfu"],
+        "train_token_batch_ours_over_marian": by_tokens["ratio_ours_over_marian"]["train_tokens_per_s"],
+        "generate_b64_ours_over_marian": bench["ratio_ours_over_marian"]["generate_b64_new_tokens_per_s"],
+    },
+    "train": {
+        "train_tokens": facts["train_tokens"],
+        "train_runtime_s": facts["train_runtime_s"],
+        "train_tokens_per_s": facts["train_tokens"] / facts["train_runtime_s"],
+        "global_step": facts["global_step"],
+        "epochs": facts["epochs"],
+        "test_bleu": train["bleu"],
+        "test_beams": train["decoding"].get("num_beams", 1),
+        "test_bleu_greedy": facts["greedy_bleu"],
+        "test_chrf": train["chrf"],
+    },
+}
+if os.path.exists(profile_path):
+    profile = json.load(open(profile_path))
+    keys = ("train_tokens_per_s", "ms_per_step", "kernels_per_step", "kernel_busy_share", "attention_kernels",
+            "host_reads_per_step")
+    summary["step_profile"] = {key: profile[key] for key in keys}
+json.dump(summary, open(summary_path, "w"), indent=2)
+b, t = summary["benchmark"], summary["train"]
+print(f"\n== {gpu}, torch {summary['torch']}")
+print(f"benchmark ({b['matmul_peak_dtype']} matmul peak {b['matmul_peak_tflops_per_s']:.0f} TFLOP/s):")
+print(f"  training, 64 sentences: {b['train_64_sentences_ours_over_marian']:.2f}x Marian, "
+      f"{b['train_64_sentences_mfu']:.1%} of the peak")
+print(f"  training, {b['train_token_batch_tokens']:,}-token batches: {b['train_token_batch_tokens_per_s']:,.0f} "
+      f"tokens/s, {b['train_token_batch_mfu']:.1%} of the peak, {b['train_token_batch_ours_over_marian']:.2f}x Marian")
+print(f"  generate() b=64: {b['generate_b64_ours_over_marian']:.2f}x Marian")
+print(f"train --preset gpu: {t['train_tokens']:,} tokens in {t['train_runtime_s']:.0f} s = "
+      f"{t['train_tokens_per_s']:,.0f} tokens/s, {t['global_step']} steps, {t['epochs']:.1f} epochs")
+print(f"  test BLEU {t['test_bleu']:.1f} ({t['test_beams']} beams), greedy {t['test_bleu_greedy']:.1f}, "
+      f"chrF {t['test_chrf']:.1f}")
+if "step_profile" in summary:
+    s = summary["step_profile"]
+    print(f"the preset's step alone: {s['train_tokens_per_s']:,.0f} tokens/s, {s['kernels_per_step']:.0f} kernels a "
+          f"step, GPU busy {s['kernel_busy_share']:.0%} of it (profiled), host reads {s['host_reads_per_step'] or 'none'}")
+    print(f"  attention kernels: {s['attention_kernels'] or 'none found'}")
+print(f"wrote {summary_path}")
+EOF
+rm -rf "$run_dir"
+
+if [ "${GPU_CHECK_COMPILE:-0}" = 1 ]; then
+    echo "== hf-seq2seq measure-training (eager against torch.compile, at the base size)"
+    if [ "$dry_run" = 1 ]; then
+        options_flags=(--device cpu --memory-size cpu --memory-batch-size 8 --compile-batch-size 8
+            --compile-batches 2 --repeats 1)
+    else
+        options_flags=(--device cuda --memory-size large --compile-size large --compile-batch-size 600 --repeats 3)
+    fi
+    "$python" -m hf_seq2seq measure-training "${options_flags[@]}" --json "$out/${slug}_training_options_large.json"
+fi

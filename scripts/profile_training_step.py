@@ -1,0 +1,198 @@
+"""What a training step of the `gpu` preset's model asks of the device.
+
+Counted on the CPU (the default): the operators it dispatches (each non-view operator is at least one kernel
+launch on a GPU) in the forward, the backward and the optimizer step, with AdamW as a loop over tensors
+(`foreach`, the Trainer's `adamw_torch`) and fused (`adamw_torch_fused`), and the reads of a tensor's value on
+the host (each a wait for the GPU). The model runs as it does on a GPU (`fixed_shapes`), with autocast in bf16.
+
+Measured with `--timed` (on a GPU: `--device cuda`): the step as the `gpu` preset runs it (bf16 autocast, fused
+AdamW, gradient clipping) on batches by tokens, timed without the profiler (tokens/s, ms a step), then under
+`torch.profiler`: the kernels launched a step, the share of the step's wall time the GPU spends in kernels, the
+attention kernels (which SDPA backend runs), and the host reads.
+
+    python scripts/profile_training_step.py                       # the base model, a batch of 1,000 tokens
+    python scripts/profile_training_step.py --d-model 256 --layers 3 --ffn-dim 1024 --heads 4
+    python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --json profile.json
+"""
+
+import argparse
+import json
+import time
+from collections import Counter
+from unittest import mock
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from hf_seq2seq.evaluation.measuring import make_token_batches, synchronize, tokens
+from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
+from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
+
+
+class Dispatched(TorchDispatchMode):
+    """Counts the operators dispatched below autograd, views apart (they launch no kernel)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: Counter[str] = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if not func.is_view:
+            self.ops[str(func.overloadpacket)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def host_reads() -> tuple[Counter, list]:
+    """Patches that count `item`, `tolist`, `__bool__`, ... calls on tensors."""
+    reads: Counter[str] = Counter()
+    patches = []
+    for name in ("item", "tolist", "numpy", "__bool__", "__int__", "__float__"):
+        original = getattr(torch.Tensor, name)
+
+        def read(tensor, *args, _name=name, _original=original, **kwargs):
+            reads[_name] += 1
+            return _original(tensor, *args, **kwargs)
+
+        patches.append(mock.patch.object(torch.Tensor, name, read))
+    return reads, patches
+
+
+def timed_step(config: TransformerMTConfig, device: str, batch_tokens: int, steps: int) -> dict:
+    """The `--timed` figures of the preset's step on `device` (see the module's text)."""
+    torch.manual_seed(0)
+    model = TransformerMTForConditionalGeneration(config).to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    batches = make_token_batches(2 * steps + 3, batch_tokens, config.vocab_size, device, seed=0)
+    n_tokens = sum(tokens(batch) for batch in batches[3 : 3 + steps])
+
+    def step(batch: dict) -> None:
+        with torch.autocast(device.split(":")[0], dtype=torch.bfloat16):
+            loss = model(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    for batch in batches[:3]:  # warm-up: the optimizer's state, the allocator, the kernels' choices
+        step(batch)
+    synchronize(device)
+    started = time.perf_counter()
+    for batch in batches[3 : 3 + steps]:
+        step(batch)
+    synchronize(device)
+    seconds = time.perf_counter() - started
+    reads, patches = host_reads()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
+    for patch in patches:
+        patch.start()
+    try:
+        with profile(activities=activities) as profiler:
+            profiled_start = time.perf_counter()
+            for batch in batches[3 + steps :]:
+                step(batch)
+            synchronize(device)
+            profiled_seconds = time.perf_counter() - profiled_start
+    finally:
+        for patch in patches:
+            patch.stop()
+    kernels = [e for e in profiler.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+    attention_words = ("flash", "fmha", "attention", "efficient", "cudnn", "sdpa")
+    return {
+        "device": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
+        "torch": torch.__version__,
+        "batch_tokens": batch_tokens,
+        "sentences_per_batch": [len(batch["input_ids"]) for batch in batches[3 : 3 + steps]],
+        "train_tokens_per_s": n_tokens / seconds,
+        "ms_per_step": 1000 * seconds / steps,
+        "profiled_ms_per_step": 1000 * profiled_seconds / steps,
+        "kernels_per_step": sum(e.count for e in kernels) / steps,
+        "kernel_busy_share": sum(e.self_device_time_total for e in kernels) / 1e6 / profiled_seconds,
+        "attention_kernels": {
+            e.key: e.count // steps for e in kernels if any(word in e.key.lower() for word in attention_words)
+        },
+        "top_kernels_ms_per_step": {
+            e.key[:100]: e.self_device_time_total / 1000 / steps
+            for e in sorted(kernels, key=lambda e: -e.self_device_time_total)[:10]
+        },
+        "host_reads_per_step": {name: n / steps for name, n in reads.items()},
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--d-model", type=int, default=512)
+    p.add_argument("--layers", type=int, default=6)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--ffn-dim", type=int, default=2048)
+    p.add_argument("--vocab-size", type=int, default=8000)
+    p.add_argument("--batch-tokens", type=int, default=1000)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--timed", action="store_true", help="time and profile the step (see the module's text)")
+    p.add_argument("--steps", type=int, default=10, help="--timed: steps timed, and as many profiled")
+    p.add_argument("--json", help="--timed: also write the figures here")
+    args = p.parse_args()
+    config = TransformerMTConfig(
+        vocab_size=args.vocab_size,
+        d_model=args.d_model,
+        encoder_layers=args.layers,
+        decoder_layers=args.layers,
+        encoder_attention_heads=args.heads,
+        decoder_attention_heads=args.heads,
+        encoder_ffn_dim=args.ffn_dim,
+        decoder_ffn_dim=args.ffn_dim,
+        dropout=0.3,
+        normalize_before=True,
+        label_smoothing=0.1,
+    )
+    if args.timed:
+        figures = timed_step(config, args.device, args.batch_tokens, args.steps)
+        print(json.dumps(figures, indent=2))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(figures, f, indent=2)
+        return
+    batch = make_token_batches(1, args.batch_tokens, args.vocab_size, "cpu", seed=0)[0]
+    print(f"batch of {tuple(batch['input_ids'].shape)} sources, {tuple(batch['labels'].shape)} targets")
+    with mock.patch.object(modeling_transformer_mt, "fixed_shapes", lambda tensor: True):
+        for fused in (False, True):
+            torch.manual_seed(0)
+            model = TransformerMTForConditionalGeneration(config).train()
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused or None, foreach=not fused)
+            reads, patches = host_reads()
+            phases = {}
+            for patch in patches:
+                patch.start()
+            try:
+                for step, phase in enumerate(("forward", "backward", "clip", "optimizer") * 2):
+                    with Dispatched() as counted:
+                        if phase == "forward":
+                            with torch.autocast("cpu", dtype=torch.bfloat16):
+                                loss = model(**batch).loss
+                        elif phase == "backward":
+                            loss.backward()
+                        elif phase == "clip":
+                            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                        else:
+                            optimizer.step()
+                            optimizer.zero_grad(set_to_none=True)
+                    if step >= 4:  # the second step: the first one also creates the optimizer's state
+                        phases[phase] = counted.ops
+                    else:
+                        reads.clear()
+            finally:
+                for patch in patches:
+                    patch.stop()
+            name = "adamw_torch_fused" if fused else "adamw_torch (foreach)"
+            total = sum(sum(ops.values()) for ops in phases.values())
+            counts = ", ".join(f"{phase} {sum(ops.values())}" for phase, ops in phases.items())
+            print(f"{name}: {total} operators a step ({counts}); host reads: {dict(reads) or 'none'}")
+            print(f"  most dispatched by the optimizer: {dict(phases['optimizer'].most_common(4))}")
+            if not fused:
+                top = (phases["forward"] + phases["backward"]).most_common(8)
+                print("  most dispatched in forward + backward: " + ", ".join(f"{op} {n}" for op, n in top))
+
+
+if __name__ == "__main__":
+    main()
