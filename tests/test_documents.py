@@ -366,7 +366,7 @@ class Unaligned(WordTranslator):
         ]
 
 
-def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_keep_their_text(words):
+def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_or_inside_a_word_keep_their_text(words):
     document = docx.Document()
     paragraph = document.add_paragraph("The ")
     paragraph.add_run("red").font.subscript = True
@@ -378,10 +378,18 @@ def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_keep_their_tex
     )
     paragraph._p.append(raw(f'<w:hyperlink r:id="{rid}"><w:r><w:t>my cat</w:t></w:r></w:hyperlink>'))
     paragraph.add_run(" here.")
+    formula = document.add_paragraph("The cat sees H")
+    formula.add_run("2").font.subscript = True
+    formula.add_run("O.")
     out = io.BytesIO()
     document.save(out)
     weak = Unaligned(LEXICON, frozenset({"red", "my", "cat"}), adjectives=frozenset({"red"}))
-    after = docx.Document(io.BytesIO(translate_document_bytes(weak, out.getvalue(), ".docx"))).paragraphs[0]
+    after, formula = docx.Document(
+        io.BytesIO(translate_document_bytes(weak, out.getvalue(), ".docx"))
+    ).paragraphs
+    assert [(run.text, run.font.subscript) for run in formula.runs] == [
+        ("Le chat voit H", None), ("2", True), ("O.", None),
+    ]  # fmt: skip
     assert after.text == "Le chien rouge voit mon chat ici."
     assert [run.text for run in after.runs if run.font.subscript] == ["rouge"]  # by its neighbours
     [link] = after._p.findall(W + "hyperlink")
