@@ -9,8 +9,8 @@ follows the words:
   of runs formatted alike) are written as one run, with a copy of that run's properties (`w:rPr`). A space
   between runs goes to the run with less formatting, as spaces stand outside bold or underlined words. No
   formatting is lost: one that no target word took (a subscript, a colour whose words were not aligned) is
-  given to the target word nearest to where its words would be, taken from a formatting other words still have;
-  a word the model copied (a formula, a name) is written run by run as in the source (`H₂O`'s subscript).
+  given to the target word nearest to where its words would be, taken from a formatting other words still
+  have; a word the model copied (a formula, a name) is written run by run as in the source (`H₂O`'s subscript).
 * A hyperlink (or a tracked insertion, smart tag, custom XML element) wraps the target words aligned to the
   words it wrapped (`hf_seq2seq.formats.spans`), with its own attributes; its runs follow the rule above. One
   that had text always gets target words (by its neighbours where none is aligned to it), never all of them.
@@ -125,8 +125,8 @@ class Docx(DocumentFormat):
 
 
 def _read_notes_as_xml() -> None:
-    """Footnotes, endnotes and comments read as XML parts (whose XML python-docx writes back from the tree), by
-    python-docx's own way of choosing a part's class, `PartFactory.part_type_for`; a class set there already
+    """Footnotes, endnotes and comments read as XML parts (whose XML python-docx writes back from the tree),
+    by python-docx's own way of choosing a part's class, `PartFactory.part_type_for`; a class set there already
     (python-docx's own for comments, since 1.2) is kept."""
     from docx.opc.part import PartFactory, XmlPart
 
