@@ -1,7 +1,8 @@
 """Documents translated by their extension (`hf_seq2seq.formats.documents`, `hf-seq2seq translate --input-file F
 --output-file G`): each format round-trips with its structure and untouched parts as they were and every text
 translated, bad files get a `DocumentError`, nothing half-written is left behind, a glossary reaches every
-format, and the torch engine translates a subtitle file and a Word document end to end.
+format, the torch engine translates a subtitle file and a Word document end to end, and real pages and Word files
+(tests/fixtures/real/) lose no element, link, run formatting or field through a random model.
 
 Most tests use `helpers.WordTranslator` (word by word, adjectives after their noun, exact alignments), so that
 the expected files can be written out here; the real engine runs on the memorising model."""
