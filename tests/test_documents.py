@@ -1,7 +1,8 @@
 """Documents translated by their extension (`hf_seq2seq.formats.documents`, `hf-seq2seq translate --input-file F
 --output-file G`): each format round-trips with its structure and untouched parts as they were and every text
 translated, bad files get a `DocumentError`, nothing half-written is left behind, a glossary reaches every
-format, and the torch engine translates a subtitle file and a Word document end to end.
+format, the torch engine translates a subtitle file and a Word document end to end, and real pages and Word files
+(tests/fixtures/real/) lose no element, link, run formatting or field through a random model.
 
 Most tests use `helpers.WordTranslator` (word by word, adjectives after their noun, exact alignments), so that
 the expected files can be written out here; the real engine runs on the memorising model."""
@@ -366,7 +367,7 @@ class Unaligned(WordTranslator):
         ]
 
 
-def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_keep_their_text(words):
+def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_or_inside_a_word_keep_their_text(words):
     document = docx.Document()
     paragraph = document.add_paragraph("The ")
     paragraph.add_run("red").font.subscript = True
@@ -378,10 +379,18 @@ def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_keep_their_tex
     )
     paragraph._p.append(raw(f'<w:hyperlink r:id="{rid}"><w:r><w:t>my cat</w:t></w:r></w:hyperlink>'))
     paragraph.add_run(" here.")
+    formula = document.add_paragraph("The cat sees H")
+    formula.add_run("2").font.subscript = True
+    formula.add_run("O.")
     out = io.BytesIO()
     document.save(out)
     weak = Unaligned(LEXICON, frozenset({"red", "my", "cat"}), adjectives=frozenset({"red"}))
-    after = docx.Document(io.BytesIO(translate_document_bytes(weak, out.getvalue(), ".docx"))).paragraphs[0]
+    after, formula = docx.Document(
+        io.BytesIO(translate_document_bytes(weak, out.getvalue(), ".docx"))
+    ).paragraphs
+    assert [(run.text, run.font.subscript) for run in formula.runs] == [
+        ("Le chat voit H", None), ("2", True), ("O.", None),
+    ]  # fmt: skip
     assert after.text == "Le chien rouge voit mon chat ici."
     assert [run.text for run in after.runs if run.font.subscript] == ["rouge"]  # by its neighbours
     [link] = after._p.findall(W + "hyperlink")

@@ -21,6 +21,7 @@ from hf_seq2seq.evaluation.markup import SHAPES, fragments, markup_problems, vis
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.glossary import Glossary, GlossaryError, apply_terms
 from hf_seq2seq.formats.markup import read_pieces, translate_html
+from hf_seq2seq.formats.spans import Span, project_spans
 
 LEXICON = {
     "the": "le", "a": "un", "cat": "chat", "dog": "chien", "sees": "voit", "red": "rouge", "big": "grand",
@@ -355,16 +356,15 @@ class Mangling(WordTranslator):
         )
 
 
-def test_every_path_keeps_urls_placeholders_code_and_numbers_as_written(tmp_path):
+def test_every_format_keeps_urls_placeholders_code_and_numbers_as_written(tmp_path):
     import docx
 
-    from hf_seq2seq.engines.base import translate
     from hf_seq2seq.formats.documents import translate_document_bytes
 
     engine = Mangling(LEXICON)
     sentence = "Hello {name}, the cat sees https://example.com/a?b=1 and `ls -a` with 3.5% more."
     kept = ["{name}", "https://example.com/a?b=1", "`ls -a`", "3.5%"]
-    [plain] = translate(engine, [sentence], split_sentences=True)
+    [plain] = [result.target for result in translate_aligned(engine, [sentence], alignments=False)]
     [html] = translate_html(engine, [f"<p>{sentence}</p>"])
     text = translate_document_bytes(engine, sentence.encode(), ".txt").decode()
     document = docx.Document()
@@ -375,3 +375,12 @@ def test_every_path_keeps_urls_placeholders_code_and_numbers_as_written(tmp_path
     for output in (plain, html, text, word):
         assert all(span in output for span in kept), output
         assert "Bonjour" in output and "chat" in output
+
+
+def test_a_link_aligned_all_over_the_sentence_leaves_the_sentence_a_word_of_its_own():
+    link = [Span(1, 2)]  # "Click [here] now": the link's word aligned to the first and the last target word
+    noisy = [(0, 1), (1, 0), (1, 2), (2, 1)]
+    assert project_spans(link, noisy, 3) == [(0, 3)]  # without the source's length: the old rule
+    assert project_spans(link, noisy, 3, source_words=3) == [(1, 3)]
+    nested = [Span(0, 3), Span(1, 2, parent=0)]  # <b>Click <i>here</i> now</b>: <b> may take all, <i> not
+    assert project_spans(nested, noisy, 3, source_words=3) == [(0, 3), (1, 3)]

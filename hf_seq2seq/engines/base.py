@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule
 from hf_seq2seq.engines.decoding import Decoding
-from hf_seq2seq.engines.protected import keep_protected
 from hf_seq2seq.engines.scoring import Score
 
 if TYPE_CHECKING:
@@ -148,17 +147,13 @@ def translate(
     translated together, and each text's translations are joined back with its own spacing and line breaks.
     Sentences are batched by length to reduce padding. An empty (or blank) text translates to "". A sentence
     longer than `max_source_length` (default: the model's, `translator.max_source_length`) is truncated with
-    a warning. URLs, e-mail addresses, paths, inline code, placeholders and formatted numbers come back as
-    written (`hf_seq2seq.engines.protected.keep_protected`).
+    a warning.
     """
     decoding = decoding or Decoding()
     tokenizer = translator.tokenizer
 
     def translate_batch(sentences: Sequence[str]) -> list[str]:
-        translations = translator.translate_sentences(
-            sentences, batch_size, decoding, max_source_length, progress
-        )
-        return keep_protected(sentences, translations)
+        return translator.translate_sentences(sentences, batch_size, decoding, max_source_length, progress)
 
     if not split_sentences:
         return translate_batch(texts)

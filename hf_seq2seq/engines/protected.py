@@ -6,9 +6,9 @@ punctuation is the sentence's, not the URL's). The model translates the sentence
 reads as it always did; `keep_protected` then checks each translation: a protected span found as written is
 left alone; one the model changed (a URL respelled, `%(name)s` as `% (nom) s`, `1,234.5` as `1 234,5`) is put
 back in place of the target words most like it (character similarity, `difflib`); one the model dropped goes
-where its relative position in the source says. It needs nothing of the engine (no alignment), so every path
-applies it to the same sentences: `hf_seq2seq.engines.base.translate` (the CLI's plain text) and
-`hf_seq2seq.formats.aligned.translate_aligned` (HTML, documents, glossaries, alignments).
+where its relative position in the source says. It needs nothing of the engine (no alignment): each caller
+applies it to the sentences it translated, as `hf_seq2seq.formats.aligned.translate_aligned` does for HTML,
+every document format, glossaries and alignments. It works as well on a whole text and its translation.
 """
 
 from __future__ import annotations
@@ -73,7 +73,9 @@ def _kept(source: str, translation: str) -> str:
     spans = [source[start:end] for start, end in protected_spans(source)]
     if not spans or not translation.strip():
         return translation
-    words = translation.split(" ")
+    core = translation.strip()
+    tokens = re.split(r"(\s+)", core)
+    words, gaps = tokens[0::2], tokens[1::2]  # the whitespace between words kept as it was (line breaks)
     taken = [False] * len(words)  # target words that already are a protected span
     missing = []
     for k, span in enumerate(spans):
@@ -87,8 +89,7 @@ def _kept(source: str, translation: str) -> str:
         like = _most_alike(words, taken, span)
         if like is not None:
             start, end, lead, trail = like
-            words[start:end] = [lead + span + trail]
-            taken[start:end] = [True]
+            words[start:end], taken[start:end], gaps[start : end - 1] = [lead + span + trail], [True], []
             continue
         # dropped: where its relative position in the source puts it, before the sentence's final punctuation
         middle = max(source.find(span), 0) + len(span) / 2
@@ -96,15 +97,22 @@ def _kept(source: str, translation: str) -> str:
         while position < len(words) and taken[position]:
             position += 1
         last = words[-1] if position >= len(words) else ""
-        core = last.rstrip(".!?…")
-        if last and core != last:
+        stem = last.rstrip(".!?…")
+        if last and stem != last:
             words[-1:], taken[-1:] = (
-                ([core, span + last[len(core) :]], [False, True]) if core else ([span, last], [True, False])
+                ([stem, span + last[len(stem) :]], [False, True]) if stem else ([span, last], [True, False])
             )
+            gaps.append(" ")
         else:
+            gaps.insert(position if position < len(words) else position - 1, " ")
             words.insert(position, span)
             taken.insert(position, True)
-    return " ".join(words)
+    body = "".join(word + gap for word, gap in zip(words, [*gaps, ""], strict=True))
+    return (
+        translation[: len(translation) - len(translation.lstrip())]
+        + body
+        + translation[len(translation.rstrip()) :]
+    )
 
 
 def _find(words: list[str], taken: list[bool], span: str) -> tuple[int, int] | None:

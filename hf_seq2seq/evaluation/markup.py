@@ -4,8 +4,13 @@ the checks an HTML translation must pass (well formed, the same tags, the text t
 `fragment` wraps one or two sentences in a `SHAPES` shape (a link, emphasis, nested inline tags, a list, a
 table, entities, an image with alt text, a title attribute, a comment and inline code); `scripts/measure_markup.py`
 translates such fragments and compares the BLEU of their text with translating the plain sentences
-(docs/markup.md). The checks read HTML with the standard library's parser, independently of
+(docs/formats.md). The checks read HTML with the standard library's parser, independently of
 `hf_seq2seq.formats.markup`'s reading.
+
+What a real document keeps (`scripts/measure_real_documents.py`): `inline_elements_kept` counts an HTML page's
+inline elements and links with text before and after its translation, `docx_kept` a Word document's hyperlinks,
+fields and run formattings with text, and its paragraphs left untranslated, part by part (lxml, read from the
+zip, not through python-docx).
 """
 
 from __future__ import annotations

@@ -8,14 +8,14 @@ every span's tags can be written around its range and the result is well formed,
 Nothing is lost: a span that wraps words gets at least one target word. Rule: a span covers the target words
 aligned to its source words, from the first to the last; a span with words but no aligned word takes the target
 words between its neighbours (those aligned to the source words before it and after it; where there are none,
-the nearest target word aligned to nothing, else the word where its neighbours meet, or its relative position); a span without words is a point after the target
-word aligned to the source word before it. Ranges are then settled from the top down: siblings, ordered by
-where they land, are clipped to their parent's range and cut where they would overlap, each kept wide enough
-for the words its own spans need (`needed_words`); the text between spans (a sentence around a link) is
-kept a word of its own too, so that a link never takes all of a sentence. Where the translation has fewer words than the spans need
-(a sentence shortened to nothing), `fit_target` first puts the source words of the spans left without any in
-the translation, where their neighbours put them. Both walk the spans without recursion, so any depth of
-nesting is fine.
+the nearest target word aligned to nothing, else the word where its neighbours meet, or its relative
+position); a span without words is a point after the target word aligned to the source word before it. Ranges
+are then settled from the top down: siblings, ordered by where they land, are clipped to their parent's range
+and cut where they would overlap, each kept wide enough for the words its own spans need (`needed_words`); the
+text between spans (a sentence around a link) keeps a word of its own too, so that a link never takes all of a
+sentence. Where the translation has fewer words than the spans need (a sentence shortened to nothing),
+`fit_target` first puts back the source words of the spans (and of the text around them) left without
+any, where their neighbours put them. Both walk the spans without recursion, so any depth of nesting is fine.
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ class _Aligned:
         return (min(self.low[level][start], self.low[level][end - width]), high) if high >= 0 else None
 
     def neighbours(self, start: int, end: int) -> tuple[int | None, int | None]:
-        """The last target word aligned to a source word before `start`, the first after `end` (None: none)."""
+        """The last target word aligned to a source word before `start`, the first from `end` on (None:
+        none)."""
         before = self.before[min(start, self.size)]
         after = self.after[min(end, self.size)]
         return (before if before >= 0 else None), (after if after < self.target_words else None)

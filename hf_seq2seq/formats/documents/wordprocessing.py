@@ -9,7 +9,8 @@ follows the words:
   of runs formatted alike) are written as one run, with a copy of that run's properties (`w:rPr`). A space
   between runs goes to the run with less formatting, as spaces stand outside bold or underlined words. No
   formatting is lost: one that no target word took (a subscript, a colour whose words were not aligned) is
-  given to the target word nearest to where its words would be, taken from a formatting other words still have.
+  given to the target word nearest to where its words would be, taken from a formatting other words still
+  have; a word the model copied (a formula, a name) is written run by run as in the source (`H₂O`'s subscript).
 * A hyperlink (or a tracked insertion, smart tag, custom XML element) wraps the target words aligned to the
   words it wrapped (`hf_seq2seq.formats.spans`), with its own attributes; its runs follow the rule above. One
   that had text always gets target words (by its neighbours where none is aligned to it), never all of them.
@@ -83,6 +84,7 @@ class Paragraph:
     spans: list[Span] = field(default_factory=list)
     entries: list[Piece] = field(default_factory=list)
     word_pieces: list[Piece] = field(default_factory=list)
+    word_parts: list[list[tuple[Piece, str]]] = field(default_factory=list)  # a word's stretches, by run
     parents: dict[Piece, int | None] = field(default_factory=dict)  # text piece -> its container's span
     lead: str = ""
     trail: str = ""
@@ -123,8 +125,8 @@ class Docx(DocumentFormat):
 
 
 def _read_notes_as_xml() -> None:
-    """Footnotes, endnotes and comments read as XML parts (whose XML python-docx writes back from the tree), by
-    python-docx's own way of choosing a part's class, `PartFactory.part_type_for`; a class set there already
+    """Footnotes, endnotes and comments read as XML parts (whose XML python-docx writes back from the tree),
+    by python-docx's own way of choosing a part's class, `PartFactory.part_type_for`; a class set there already
     (python-docx's own for comments, since 1.2) is kept."""
     from docx.opc.part import PartFactory, XmlPart
 
@@ -178,6 +180,14 @@ def _read(element, depth: int) -> tuple[Paragraph, int]:
     for start, end in word_spans(text):
         held = [owner for owner in owners[start:end] if owner is not None]
         paragraph.word_pieces.append(max(held, key=held.count))
+        parts: list[tuple[Piece, str]] = []
+        for position in range(start, end):
+            owner = owners[position]
+            if owner is not None and parts and parts[-1][0] is owner:
+                parts[-1] = (owner, parts[-1][1] + text[position])
+            elif owner is not None:
+                parts.append((owner, text[position]))
+        paragraph.word_parts.append(parts)
     plain = "".join(piece.text for piece in paragraph.parents)
     paragraph.lead, paragraph.trail = plain[: len(plain) - len(plain.lstrip())], plain[len(plain.rstrip()) :]
     return paragraph, depth
@@ -243,13 +253,23 @@ def _write(paragraph: Paragraph, result: AlignedTranslation) -> None:
     if texts:
         texts[0], texts[-1] = paragraph.lead + texts[0], texts[-1] + paragraph.trail
 
+    copied = _copied_words(paragraph, alignment, target)
+
     def words(low: int, high: int) -> list:
-        out = []
+        out, previous = [], None
         for j in range(low, high):
-            if j > low and _same(runs[j], runs[j - 1]):
-                out[-1][-1].text += texts[j]
-            else:
-                out.append(_run_like(runs[j], _text(runs[j], texts[j])))
+            parts = [(runs[j], texts[j])]
+            if j in copied:  # a word written as in the source, run by run (H<sub>2</sub>O)
+                at = texts[j].find(target[j])
+                parts = [(piece.run, part) for piece, part in copied[j]]
+                parts[0] = (parts[0][0], texts[j][:at] + parts[0][1])
+                parts[-1] = (parts[-1][0], parts[-1][1] + texts[j][at + len(target[j]) :])
+            for run, part in parts:
+                if previous is not None and _same(run, previous):
+                    out[-1][-1].text += part
+                else:
+                    out.append(_run_like(run, _text(run, part)))
+                previous = run
         return out
 
     def render(parent: int | None, low: int, high: int) -> list:
@@ -278,6 +298,18 @@ def _write(paragraph: Paragraph, result: AlignedTranslation) -> None:
         if child.tag != W + "pPr":
             element.remove(child)
     element.extend(content)
+
+
+def _copied_words(paragraph: Paragraph, alignment, target: list[str]) -> dict[int, list[tuple[Piece, str]]]:
+    """The target words that are a source word they are aligned to, copied as written, whose source word is
+    written in runs of different formatting (a formula, `x²`): target word -> the source word's stretches."""
+    out = {}
+    for i, j in alignment:
+        parts = paragraph.word_parts[i] if i < len(paragraph.word_parts) else []
+        if len(parts) > 1 and "".join(part for _, part in parts) == target[j]:
+            if any(not _same(piece.run, parts[0][0].run) for piece, _ in parts):
+                out[j] = parts
+    return out
 
 
 def _word_runs(paragraph: Paragraph, alignment, owner: list[int | None]) -> list:
