@@ -3,8 +3,8 @@ their runs placed by `.runs`): real files of python-pptx's, odfpy's and the W3C 
 with every paragraph translated and everything else kept (zip members, their order and compression, breaks,
 fields, tabs, spans, links, notes, headers, tables); no formatted run comes back empty even with no alignment;
 bad and hostile files get a `DocumentError`; a glossary reaches each format, an engine without alignments is
-refused; the command writes each format. The files are in
-tests/fixtures/documents (source and licence in its README.md)."""
+refused; the command writes each format. The files are in tests/fixtures/documents (source and licence in its
+README.md)."""
 
 import io
 import re
