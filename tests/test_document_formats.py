@@ -228,6 +228,23 @@ def test_a_corrupt_file_is_a_document_error(words, extension, data):
 
 
 @pytest.mark.parametrize(
+    ("name", "extension", "message"),
+    [
+        (
+            "simplestyles.odt",
+            ".pptx",
+            "not a PowerPoint presentation \\(.pptx\\), or a damaged one: .*Content_Types",
+        ),
+        ("sld-notes.pptx", ".odt", "not an OpenDocument file \\(.odt, .odp\\): it has no content.xml"),
+        ("ol.odp", ".epub", "^not an EPUB e-book \\(.epub\\): it has no META-INF/container.xml$"),
+    ],
+)
+def test_a_zip_of_another_format_is_refused_saying_what_it_lacks(words, name, extension, message):
+    with pytest.raises(DocumentError, match=message):
+        translate_document_bytes(words, (FILES / name).read_bytes(), extension)
+
+
+@pytest.mark.parametrize(
     ("name", "what"),
     [("sld-notes.pptx", "PowerPoint"), ("ol.odp", "OpenDocument"), ("cnt-xhtml-support.epub", "EPUB")],
 )
