@@ -2,8 +2,9 @@
 their runs placed by `.runs`): real files of python-pptx's, odfpy's and the W3C EPUB suite's tests round-trip
 with every paragraph translated and everything else kept (zip members, their order and compression, breaks,
 fields, tabs, spans, links, notes, headers, tables); no formatted run comes back empty even with no alignment;
-bad and hostile files get a `DocumentError`; the command writes each format. The files are in
-tests/fixtures/documents (source and licence in its README.md)."""
+bad and hostile files get a `DocumentError`; a glossary reaches each format, an engine without alignments is
+refused; the command writes each format. The files are in tests/fixtures/documents (source and licence in its
+README.md)."""
 
 import io
 import re
@@ -14,9 +15,11 @@ import pytest
 from helpers import WordTranslator
 
 from hf_seq2seq.cli import translate as translate_cli
+from hf_seq2seq.engines.base import Translator, UnsupportedFeature
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, base, translate_document_bytes
+from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import translate_html
 
 pptx = pytest.importorskip("pptx")
@@ -225,6 +228,23 @@ def test_a_corrupt_file_is_a_document_error(words, extension, data):
 
 
 @pytest.mark.parametrize(
+    ("name", "extension", "message"),
+    [
+        (
+            "simplestyles.odt",
+            ".pptx",
+            "not a PowerPoint presentation \\(.pptx\\), or a damaged one: .*Content_Types",
+        ),
+        ("sld-notes.pptx", ".odt", "not an OpenDocument file \\(.odt, .odp\\): it has no content.xml"),
+        ("ol.odp", ".epub", "^not an EPUB e-book \\(.epub\\): it has no META-INF/container.xml$"),
+    ],
+)
+def test_a_zip_of_another_format_is_refused_saying_what_it_lacks(words, name, extension, message):
+    with pytest.raises(DocumentError, match=message):
+        translate_document_bytes(words, (FILES / name).read_bytes(), extension)
+
+
+@pytest.mark.parametrize(
     ("name", "what"),
     [("sld-notes.pptx", "PowerPoint"), ("ol.odp", "OpenDocument"), ("cnt-xhtml-support.epub", "EPUB")],
 )
@@ -259,3 +279,37 @@ def test_the_command_translates_each_new_format_into_an_output_file(
         assert len(slide_paragraphs(written)) == len(slide_paragraphs(source.read_bytes()))
     else:  # python-pptx stamps its files with the time they are saved; the others come out the same each time
         assert written == translate_document_bytes(memorising, source.read_bytes(), source.suffix)
+
+
+GLOSSED = {  # a file, a word of it, and what its text looks like, for the glossary and the engine tests
+    "sld-notes.pptx": ("notes", lambda data: " ".join(text_of(p) for p in slide_paragraphs(data))),
+    "simplestyles.odt": ("text", lambda data: "".join(etree.fromstring(odf_xml(data).encode()).itertext())),
+    "ol.odp": ("eins", lambda data: "".join(etree.fromstring(odf_xml(data).encode()).itertext())),
+    "cnt-xhtml-support.epub": (
+        "test",
+        lambda data: dict((n, c) for n, _, c in members(data))["EPUB/content_001.xhtml"].decode(),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GLOSSED))
+def test_a_glossary_reaches_every_new_format(words, name):
+    term, text = GLOSSED[name]
+    data = (FILES / name).read_bytes()
+    out = translate_document_bytes(words, data, Path(name).suffix, glossary=Glossary({term: "zorglub"}))
+    assert "zorglub" in text(out).lower() and "zorglub" not in text(data).lower()
+
+
+@pytest.mark.parametrize("name", sorted(GLOSSED))
+def test_an_engine_without_alignments_is_refused_for_the_new_formats(name):
+    with pytest.raises(UnsupportedFeature, match="gives no word alignments"):
+        translate_document_bytes(NoAlignments(LEXICON), (FILES / name).read_bytes(), Path(name).suffix)
+
+
+class NoAlignments(WordTranslator):
+    """An engine that translates but gives no word alignments (as CTranslate2 and ONNX Runtime)."""
+
+    engine = "noalign"
+
+    def align(self, sources, targets, *args, **kwargs):
+        return Translator.align(self, sources, targets)

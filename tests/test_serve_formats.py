@@ -312,7 +312,7 @@ FILE_ERRORS = {
     "unsupported extension": (
         {}, ("slides.pdf", b"%PDF-1.4"), 400,
         "file format .pdf of 'slides.pdf' is not supported; "
-        "this server translates .docx, .htm, .html, .srt, .txt, .vtt",
+        "this server translates .docx, .epub, .htm, .html, .odp, .odt, .pptx, .srt, .txt, .vtt",
     ),
     "no extension": ({}, ("README", b"the cat"), 400, "file format (no extension) of 'README' is not supported"),
     "corrupt docx": ({}, ("report.docx", b"PK\x03\x04 not really"), 400, "cannot translate 'report.docx': "),

@@ -129,6 +129,8 @@ def run(args) -> list[str]:
         if args.sentences:
             texts = args.sentences
         elif args.input_file:
+            if not Path(args.input_file).is_file():
+                raise DocumentError(f"no such file: {args.input_file}")
             # one text per line (a trailing newline does not make an extra, empty text)
             texts = Path(args.input_file).read_text(encoding="utf-8").removesuffix("\n").split("\n")
         else:

@@ -46,6 +46,8 @@ class Epub(DocumentFormat):
                 members = [(item, archive.read(item)) for item in archive.infolist()]
                 names = {item.filename: k for k, (item, _) in enumerate(members)}
                 documents = _content_documents(archive)
+            except DocumentError:
+                raise
             except DAMAGED as error:
                 raise DocumentError(f"not {WHAT}, or a damaged one: {error}") from None
         todo = [names[name] for name in documents if name in names]

@@ -38,15 +38,17 @@ class Pptx(DocumentFormat):
         pptx = require("pptx", "python-pptx", ".pptx")
         what = "a PowerPoint presentation (.pptx)"
         open_archive(data, what).close()
+        stream = io.BytesIO(data)
         try:
-            presentation = pptx.Presentation(io.BytesIO(data))
+            presentation = pptx.Presentation(stream)
             parts = []
             for slide in presentation.slides:
                 parts.append(slide.element)
                 if slide.has_notes_slide:
                     parts.append(slide.notes_slide.element)
         except (*DAMAGED, pptx.exc.PackageNotFoundError) as error:
-            raise DocumentError(f"not {what}, or a damaged one: {error}") from None
+            reason = str(error).replace(f"file '{stream}'", "the file")  # python-pptx names the stream object
+            raise DocumentError(f"not {what}, or a damaged one: {reason}") from None
         paragraphs = [p for part in parts for p in part.iter(A + "p")]
         translated = translate_paragraphs([_pieces(p) for p in paragraphs], job, weight=_weight)
         for paragraph, out in zip(paragraphs, translated, strict=True):

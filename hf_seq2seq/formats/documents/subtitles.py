@@ -56,18 +56,27 @@ def read_cue_text(raw: str, entities: bool) -> CueText:
     cue = CueText(lines=raw.count("\n") + 1)
     stack: list[int] = []  # spans of the open tags that have a partner
     opened: dict[int, int] = {}  # tag index -> span index
+    chunks: list[str] = []
+    words, inside = (
+        0,
+        False,
+    )  # the words of the text so far, and whether it ends inside one (counted as you go)
 
     def add(text: str) -> None:
-        cue.text += (html.unescape(text) if entities else text).replace("\n", " ")
+        nonlocal words, inside
+        chunk = (html.unescape(text) if entities else text).replace("\n", " ")
+        if chunk:
+            words += len(chunk.split()) - (inside and not chunk[0].isspace())
+            inside = not chunk[-1].isspace()
+            chunks.append(chunk)
 
     for t, tag in enumerate(tags):
         add(texts[t])
-        text = cue.text
-        words_before = len(text.split()) if not text or text[-1].isspace() else len(text.split()) - 1
+        words_before = words - inside  # a tag glued to a word goes before it
         if t in partner and partner[t] < t:  # the closing tag of an open span
             index = opened[partner[t]]
             span = cue.spans[index]
-            cue.spans[index] = Span(span.start, max(len(text.split()), span.start), span.parent)
+            cue.spans[index] = Span(span.start, max(words, span.start), span.parent)
             cue.tags[index] = (cue.tags[index][0], tag)
             stack.pop()
             continue
@@ -77,6 +86,7 @@ def read_cue_text(raw: str, entities: bool) -> CueText:
             opened[t] = len(cue.spans) - 1
             stack.append(len(cue.spans) - 1)
     add(texts[-1])
+    cue.text = "".join(chunks)
     return cue
 
 

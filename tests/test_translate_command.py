@@ -1,13 +1,17 @@
 """`hf-seq2seq translate` imports only what it uses: translating a sentence loads neither the Trainer (nor
 datasets, pandas, sacrebleu behind it) nor the package's training and evaluation layers, so the time to a first
-translation is little more than importing torch and transformers and loading the model (docs/formats.md)."""
+translation is little more than importing torch and transformers and loading the model (docs/formats.md); a
+missing input file ends the command with one line, before the model is loaded."""
 
 import json
 import os
 import subprocess
 import sys
 
+import pytest
 from helpers import FIXTURES, ROOT
+
+from hf_seq2seq.cli import translate as translate_cli
 
 HEAVY = [
     "transformers.trainer", "datasets", "pandas", "pyarrow", "sacrebleu", "matplotlib",
@@ -28,3 +32,10 @@ def test_translating_a_sentence_imports_no_trainer_training_or_evaluation_module
     translation, loaded = done.stdout.splitlines()
     assert translation == "comment allez vous ?"  # the command did its whole job
     assert json.loads(loaded) == []
+
+
+def test_a_missing_input_file_ends_the_command_with_one_line_before_the_model_loads(tmp_path):
+    missing = tmp_path / "nothing.txt"
+    with pytest.raises(SystemExit) as exit_info:
+        translate_cli.main([str(tmp_path / "no-model"), "--input-file", str(missing)])
+    assert exit_info.value.code == f"hf-seq2seq translate: no such file: {missing}"
