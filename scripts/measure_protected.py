@@ -14,9 +14,9 @@ import time
 
 from hf_seq2seq.data.fra_eng import load_fra_eng
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.engines.protected import keep_protected
 from hf_seq2seq.evaluation.metrics import score_translations
 from hf_seq2seq.formats.markup import translate_html
+from hf_seq2seq.models.transformer_mt.protected_spans import keep_protected
 
 ITEMS = {
     "url": ["https://github.com/huggingface/transformers/issues/123", "www.example.org/docs?lang=en&page=2"],

@@ -15,13 +15,13 @@ from hf_seq2seq.engines.alignment import (
     pharaoh,
     token_words,
 )
-from hf_seq2seq.engines.base import UnsupportedFeature
-from hf_seq2seq.engines.protected import keep_protected, protected_spans
+from hf_seq2seq.engines.base import UnsupportedFeature, translate
 from hf_seq2seq.evaluation.markup import SHAPES, fragments, markup_problems, visible_text
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.glossary import Glossary, GlossaryError, apply_terms
 from hf_seq2seq.formats.markup import read_pieces, translate_html
 from hf_seq2seq.formats.spans import Span, project_spans
+from hf_seq2seq.models.transformer_mt.protected_spans import keep_protected, protected_spans
 
 LEXICON = {
     "the": "le", "a": "un", "cat": "chat", "dog": "chien", "sees": "voit", "red": "rouge", "big": "grand",
@@ -365,6 +365,7 @@ def test_every_format_keeps_urls_placeholders_code_and_numbers_as_written(tmp_pa
     sentence = "Hello {name}, the cat sees https://example.com/a?b=1 and `ls -a` with 3.5% more."
     kept = ["{name}", "https://example.com/a?b=1", "`ls -a`", "3.5%"]
     [plain] = [result.target for result in translate_aligned(engine, [sentence], alignments=False)]
+    [text_only] = translate(engine, [sentence], split_sentences=True)  # the command's and server's plain text
     [html] = translate_html(engine, [f"<p>{sentence}</p>"])
     text = translate_document_bytes(engine, sentence.encode(), ".txt").decode()
     document = docx.Document()
@@ -372,7 +373,7 @@ def test_every_format_keeps_urls_placeholders_code_and_numbers_as_written(tmp_pa
     document.save(tmp_path / "a.docx")
     translated = translate_document_bytes(engine, (tmp_path / "a.docx").read_bytes(), ".docx")
     word = docx.Document(io.BytesIO(translated)).paragraphs[0].text
-    for output in (plain, html, text, word):
+    for output in (plain, text_only, html, text, word):
         assert all(span in output for span in kept), output
         assert "Bonjour" in output and "chat" in output
 

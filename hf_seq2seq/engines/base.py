@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from hf_seq2seq.data.segmentation import token_length, translate_by_sentence
+from hf_seq2seq.models.transformer_mt.protected_spans import keep_protected
 from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
 
 ENGINES = ("torch", "ctranslate2", "onnxruntime")
@@ -147,13 +148,18 @@ def translate(
     translated together, and each text's translations are joined back with its own spacing and line breaks.
     Sentences are batched by length to reduce padding. An empty (or blank) text translates to "". A sentence
     longer than `max_source_length` (default: the model's, `translator.max_source_length`) is truncated with
-    a warning.
+    a warning. What must not be translated (URLs, e-mail addresses, paths, inline code, placeholders, formatted
+    numbers) comes back as written (`hf_seq2seq.models.transformer_mt.protected_spans`), as from the shipped
+    pipeline.
     """
     decoding = decoding or Decoding()
     tokenizer = translator.tokenizer
 
     def translate_batch(sentences: Sequence[str]) -> list[str]:
-        return translator.translate_sentences(sentences, batch_size, decoding, max_source_length, progress)
+        translations = translator.translate_sentences(
+            sentences, batch_size, decoding, max_source_length, progress
+        )
+        return keep_protected(sentences, translations)
 
     if not split_sentences:
         return translate_batch(texts)

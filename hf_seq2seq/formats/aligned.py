@@ -3,7 +3,7 @@
 
 `translate_aligned` cuts each text into sentences (as `hf_seq2seq.engines.base.translate` does), translates all
 sentences of all texts in one batched call (URLs, paths, placeholders and the like kept as written:
-`hf_seq2seq.engines.protected`), aligns the sentences that need it (`Translator.align`: all of them
+`hf_seq2seq.models.transformer_mt.protected_spans`), aligns the sentences that need it (`Translator.align`: all of them
 when alignments are asked for, else only those where a glossary term occurs), puts the glossary's terms in, and
 joins each text back with its own spacing. Word indices count the whitespace words of the whole text. With
 `scores`, each translation also gets the model's `Score` (`Translator.score`, of the translation as returned,
@@ -19,9 +19,9 @@ from hf_seq2seq.data.segmentation import split_sentences, token_length
 from hf_seq2seq.engines.alignment import Alignment, words
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
-from hf_seq2seq.engines.protected import keep_protected
 from hf_seq2seq.engines.scoring import Score, joined
 from hf_seq2seq.formats.glossary import Glossary, apply_terms
+from hf_seq2seq.models.transformer_mt.protected_spans import keep_protected
 from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
 
 

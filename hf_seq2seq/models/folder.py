@@ -29,6 +29,7 @@ from hf_seq2seq.models.transformer_mt import (
     generation_transformer_mt,
     modeling_transformer_mt,
     pipeline_translation,
+    protected_spans,
     sentence_splitting,
 )
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
@@ -47,6 +48,7 @@ SHIPPED_MODULES = (
     modeling_transformer_mt,
     generation_transformer_mt,
     pipeline_translation,
+    protected_spans,
     sentence_splitting,
 )
 
@@ -133,7 +135,7 @@ def save_model_folder(
 
 def add_pipeline_code(folder: str | os.PathLike[str]) -> None:
     """Copy `pipeline_translation.py` (its config names it in `custom_pipelines`) and the modules it imports
-    (`sentence_splitting.py`) into a saved folder, as transformers finds them (its relative imports)."""
+    (`sentence_splitting.py`, `protected_spans.py`) into a saved folder, as transformers finds them (its relative imports)."""
     for source in (pipeline_translation.__file__, *get_relative_import_files(pipeline_translation.__file__)):
         shutil.copyfile(source, Path(folder) / Path(source).name)
 

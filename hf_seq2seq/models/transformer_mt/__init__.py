@@ -7,6 +7,7 @@ transformers and each other (relative imports; ``pyproject.toml``'s import contr
 * ``generation_transformer_mt.py``: its decoding: the output-length rule and the hand-written greedy search.
 * ``pipeline_translation.py``: the ``translation`` pipeline, which translates a text sentence by sentence.
 * ``sentence_splitting.py``: the one sentence splitter, of the pipeline and of the package alike.
+* ``protected_spans.py``: what must come back as written (URLs, placeholders, numbers...), for both alike.
 
 This ``__init__`` does not ship; the package's own entry points are ``hf_seq2seq``'s lazy names.
 """

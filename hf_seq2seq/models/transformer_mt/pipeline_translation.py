@@ -9,7 +9,8 @@ folder built by :mod:`hf_seq2seq.hub` brings this one: the file is copied next t
     # [{'translation_text': 'Bonjour !'}]
 
 works as it did in transformers 4.x (``translation_<src>_to_<tgt>`` is registered as well). This file ships
-inside checkpoints: it imports only ``torch``, ``transformers`` and its sibling ``sentence_splitting.py``.
+inside checkpoints: it imports only ``torch``, ``transformers`` and its siblings ``sentence_splitting.py`` and
+``protected_spans.py`` (URLs, placeholders, formatted numbers... come back as written, as from the package).
 
 A text of several sentences is split into sentences, a sentence longer than the sources of training (the
 tokenizer's ``model_max_length``, when set) is cut further to fit, and the pieces are translated as one batch and
@@ -24,6 +25,7 @@ from typing import Any
 
 from transformers import GenerationConfig, Pipeline
 
+from .protected_spans import keep_protected
 from .sentence_splitting import split_text, trained_length
 
 _TASK = re.compile(r"translation_([^_]+)_to_[^_]+")
@@ -91,7 +93,7 @@ class TranslationPipeline(Pipeline):
         else:
             sentences, separators = [text], ["", ""]
         inputs = self.tokenizer(sentences or [""], truncation=truncation, padding=True, return_tensors="pt")
-        return {**inputs, "separators": separators, "empty": not sentences}
+        return {**inputs, "sentences": sentences, "separators": separators, "empty": not sentences}
 
     def source_language(self) -> str:
         """The ``<src>`` of the ``translation_<src>_to_<tgt>`` task the model's config registers, else "en"."""
@@ -106,12 +108,13 @@ class TranslationPipeline(Pipeline):
         return len(self.tokenizer(sentence, verbose=False)["input_ids"])
 
     def _forward(self, model_inputs: dict[str, Any], **generate_kwargs: Any) -> dict[str, Any]:
+        sources = model_inputs.pop("sentences")
         separators, empty = model_inputs.pop("separators"), model_inputs.pop("empty")
         sentences = model_inputs["input_ids"].shape[0]
         output_ids = self.model.generate(**model_inputs, **{**self.generation_settings, **generate_kwargs})
         # (sentences * num_return_sequences, T) -> (sentences, num_return_sequences, T)
         output_ids = output_ids.reshape(sentences, -1, output_ids.shape[-1])
-        return {"output_ids": output_ids, "separators": separators, "empty": empty}
+        return {"output_ids": output_ids, "sentences": sources, "separators": separators, "empty": empty}
 
     def postprocess(
         self, model_outputs: dict[str, Any], clean_up_tokenization_spaces: bool = False
@@ -125,6 +128,8 @@ class TranslationPipeline(Pipeline):
                 skip_special_tokens=True,
                 clean_up_tokenization_spaces=clean_up_tokenization_spaces,
             )
+            if not model_outputs["empty"]:  # URLs, placeholders, formatted numbers... as written
+                texts = keep_protected(model_outputs["sentences"], texts)
             if model_outputs["empty"]:
                 joined = separators[0]
             else:

@@ -7,8 +7,10 @@ reads as it always did; `keep_protected` then checks each translation: a protect
 left alone; one the model changed (a URL respelled, `%(name)s` as `% (nom) s`, `1,234.5` as `1 234,5`) is put
 back in place of the target words most like it (character similarity, `difflib`); one the model dropped goes
 where its relative position in the source says. It needs nothing of the engine (no alignment): each caller
-applies it to the sentences it translated, as `hf_seq2seq.formats.aligned.translate_aligned` does for HTML,
-every document format, glossaries and alignments. It works as well on a whole text and its translation.
+applies it to the sentences it translated: the ``translation`` pipeline (``pipeline_translation.py``) and, in the
+``hf_seq2seq`` package, `translate` (plain text: the command, the server) and `translate_aligned` (HTML, every
+document format, glossaries and alignments). It works as well on a whole text and its translation. It ships
+inside every saved folder, beside the pipeline, and imports only the standard library.
 """
 
 from __future__ import annotations
