@@ -376,13 +376,12 @@ def test_a_corrupt_word_document_is_refused_with_a_document_error(words, data):
         translate_document_bytes(words, data, ".docx")
 
 
-def test_a_word_document_that_would_unpack_far_beyond_its_size_is_refused(words, monkeypatch):
+def test_a_word_document_that_would_unpack_past_the_ceiling_is_refused(words, monkeypatch):
     from hf_seq2seq.formats.documents import wordprocessing
 
     source = word_document()
-    monkeypatch.setattr(wordprocessing, "EXPANSION_FLOOR", 0)
-    monkeypatch.setattr(wordprocessing, "MAX_EXPANSION", 1)  # so that this small document is a "zip bomb"
-    with pytest.raises(DocumentError, match="a zip bomb"):
+    monkeypatch.setattr(wordprocessing, "MAX_UNPACKED_BYTES", len(source))  # it unpacks to more than it packs
+    with pytest.raises(DocumentError, match="the limit is .* bytes unpacked"):
         translate_document_bytes(words, source, ".docx")
     assert words.calls == []
 

@@ -18,8 +18,8 @@ follows the words:
 
 The paragraph's properties (style, alignment, numbering, spacing) are untouched; a paragraph with no letter
 (empty, an image alone, a number) is left exactly as it was. Footnotes, endnotes and comments (parts python-docx
-does not read) stay untranslated. A damaged file, or one that would unpack to far more than its size
-(`MAX_EXPANSION`), is a `DocumentError`.
+does not read) stay untranslated. A damaged file, or one that would unpack to more than `MAX_UNPACKED_BYTES`,
+is a `DocumentError`.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ BREAKS = frozenset(
     [*(W + tag for tag in ("tab", "ptab", "br", "cr", "drawing", "pict", "object")), ALTERNATE_CONTENT]
 )
 """Run content that stands between words (a tab, a line break, a picture)."""
-MAX_EXPANSION, EXPANSION_FLOOR = 200, 64 << 20
-"""A file that says it unpacks to more than 200 times its size plus 64 MiB is refused (a zip bomb): Word's XML
-deflates about 10 times, pictures hardly at all."""
+MAX_UNPACKED_BYTES = 16 << 20
+"""A file that says it unpacks to more than 16 MiB is refused (a zip bomb, or more text than a document to
+translate has): Word's XML deflates about 10 times, pictures hardly at all, so a 5 MiB file of pictures fits."""
 DAMAGED = (zipfile.BadZipFile, zlib.error, KeyError, ValueError, SyntaxError, EOFError, NotImplementedError)
 """What zipfile, lxml and python-docx raise on a file that is not a whole Word document."""
 TRANSLATED_PARTS = ("document.main", "header", "footer")
@@ -91,13 +91,14 @@ class Docx(DocumentFormat):
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 unpacked = sum(item.file_size for item in archive.infolist())
-            bomb = unpacked > MAX_EXPANSION * len(data) + EXPANSION_FLOOR
+            bomb = unpacked > MAX_UNPACKED_BYTES
             document = None if bomb else docx.Document(io.BytesIO(data))
         except DAMAGED as error:
             raise DocumentError(f"not a Word document (.docx), or a damaged one: {error}") from None
         if bomb:
             raise DocumentError(
-                f"a .docx of {len(data):,} bytes that unpacks to {unpacked:,} is refused (a zip bomb?)"
+                f"a .docx of {len(data):,} bytes that unpacks to {unpacked:,} is refused: the limit is "
+                f"{MAX_UNPACKED_BYTES:,} bytes unpacked"
             )
         paragraphs = []
         for part in document.part.package.iter_parts():
