@@ -637,3 +637,36 @@ def test_the_load_benchmark_sends_the_request_fields_given():
             load_level(f"{server.url}/translate", ["Hello."], 2, 0.1, 0.5, 10, {"alternatives": 1})
         )
     assert level["answered"] == 0 and set(level["error_kinds"]) == {"400"}
+
+
+# ----------------------------------------------------------------------------------------------------- /spec
+
+
+def test_the_openapi_document_describes_every_route_and_method_and_no_other():
+    from starlette.routing import Route
+
+    with client() as c:
+        spec = c.get("/spec").json()
+        routes = {
+            (route.path, method.lower())
+            for route in c.app.routes
+            if isinstance(route, Route)
+            for method in route.methods - {"HEAD"}
+        }
+        documented = {(path, method) for path, methods in spec["paths"].items() for method in methods}
+        assert documented == routes
+        assert spec["openapi"].startswith("3.") and spec["info"]["version"]
+        fields = spec["paths"]["/translate"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert {
+            "q",
+            "source",
+            "target",
+            "format",
+            "alternatives",
+            "confidence",
+            "glossary",
+            "num_beams",
+        } <= set(fields["properties"])
+        assert fields["properties"]["alternatives"]["maximum"] == ServeConfig.alternatives_limit
+        index = c.get("/").json()["endpoints"]
+        assert sorted(index) == sorted(f"{method.upper()} {path}" for path, method in routes)
