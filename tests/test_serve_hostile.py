@@ -271,3 +271,14 @@ def test_a_file_costs_its_bytes_over_the_character_limit_against_the_request_lim
         assert upload(c, "small.txt", b"the cat " * 50).status_code == 200  # 400 bytes: 4
         assert upload(c, "tiny.txt", b"the cat").status_code == 200  # at least 1
         assert upload(c, "tiny.txt", b"the cat").status_code == 429
+
+
+def test_forwarded_addresses_are_read_only_with_the_flag():
+    """The server process's part is `test_libretranslate_compat.py`'s: here, uvicorn's settings either way."""
+    from hf_seq2seq.cli import serve
+
+    for flags, trusted in (([], False), (["--trust-forwarded-for"], True)):
+        config = serve.uvicorn_config(None, serve.build_parser().parse_args(["model", *flags]))
+        assert config.proxy_headers is trusted  # off: uvicorn reads no X-Forwarded-For at all
+        if trusted:
+            assert config.forwarded_allow_ips == "*"

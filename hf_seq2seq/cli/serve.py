@@ -297,20 +297,24 @@ def run_uvicorn(loader_args: dict, config: ServeConfig, args: argparse.Namespace
     from hf_seq2seq.serving.app import create_app
     from hf_seq2seq.serving.worker import worker_loader
 
-    app = create_app(worker_loader(**loader_args), config)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=args.host,
-            port=args.port,
-            log_level=args.log_level,
-            access_log=args.access_log,
-            timeout_graceful_shutdown=args.graceful_timeout,
-            proxy_headers=args.trust_forwarded_for,
-            forwarded_allow_ips="*" if args.trust_forwarded_for else None,
-        )
+    uvicorn.Server(uvicorn_config(create_app(worker_loader(**loader_args), config), args)).run()
+
+
+def uvicorn_config(app, args: argparse.Namespace):
+    """uvicorn's settings for `app`: X-Forwarded-For read (from any peer) only with --trust-forwarded-for;
+    uvicorn's own default trusts it from 127.0.0.1, which lets a local client claim any address."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        access_log=args.access_log,
+        timeout_graceful_shutdown=args.graceful_timeout,
+        proxy_headers=args.trust_forwarded_for,
+        forwarded_allow_ips="*" if args.trust_forwarded_for else None,
     )
-    server.run()
 
 
 def check_folder(folder: str, engine: str) -> None:
