@@ -121,14 +121,14 @@ async def read_body(request: Request, max_bytes: int, timeout_s: float, empty_ok
     arrived whole within `timeout_s`, and when empty (400, unless `empty_ok`)."""
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > max_bytes:
-        raise ServeError(413, f"the request body has {length} bytes; the limit is {max_bytes}")
+        raise ServeError(413, f"the request body has {length} bytes; the limit is {max_bytes}", CLOSE)
     body = bytearray()
     try:
         async with asyncio.timeout(timeout_s):
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > max_bytes:
-                    raise ServeError(413, f"the request body is over the limit of {max_bytes} bytes")
+                    raise ServeError(413, f"the request body is over the limit of {max_bytes} bytes", CLOSE)
     except TimeoutError:
         raise body_timeout(timeout_s) from None
     body = bytes(body)
