@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from hf_seq2seq.formats.documents import DOCUMENT_FORMATS
 from hf_seq2seq.serving.config import ServeConfig
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -96,7 +97,7 @@ def openapi_document(config: ServeConfig) -> dict:
         },
         "/translate_file": {
             "post": {
-                "summary": "Translate a .txt, .html, .srt, .vtt or .docx file",
+                "summary": f"Translate a file: {', '.join(sorted(DOCUMENT_FORMATS))}",
                 "requestBody": _body(file_fields, ["file", "source", "target"], multipart=True),
                 "responses": {
                     "200": _json({"type": "object", "properties": {"translatedFileUrl": {"type": "string"}}}),
