@@ -451,13 +451,14 @@ def test_a_corrupt_word_document_is_refused_with_a_document_error(words, data):
         translate_document_bytes(words, data, ".docx")
 
 
-def test_a_word_document_that_would_unpack_far_beyond_its_size_is_refused(words, monkeypatch):
-    from hf_seq2seq.formats.documents import wordprocessing
+def test_a_word_document_that_would_unpack_past_the_ceiling_is_refused(words, monkeypatch):
+    from hf_seq2seq.formats.documents import base
 
     source = word_document()
-    monkeypatch.setattr(wordprocessing, "EXPANSION_FLOOR", 0)
-    monkeypatch.setattr(wordprocessing, "MAX_EXPANSION", 1)  # so that this small document is a "zip bomb"
-    with pytest.raises(DocumentError, match="a zip bomb"):
+    monkeypatch.setattr(base, "MARKUP_LIMIT", len(source))  # its XML unpacks to more than the file packs
+    with pytest.raises(
+        DocumentError, match=r"Word document \(\.docx\) .* that unpacks to [0-9,]+ of markup is refused"
+    ):
         translate_document_bytes(words, source, ".docx")
     assert words.calls == []
 

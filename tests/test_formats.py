@@ -302,8 +302,13 @@ def test_no_element_with_text_comes_back_empty_even_from_a_translation_too_short
     # the elements' own words (and <b>'s own "sees") put back where the model wrote none; <em> had no text
 
 
-def test_a_thousand_nested_elements_are_translated_without_recursion():
+def test_a_thousand_nested_elements_are_translated_without_recursion(monkeypatch):
+    from hf_seq2seq.formats import markup
+
     document = "<p>" + "<b><span>" * 1000 + "the cat" + "</span></b>" * 1000 + " sees a dog</p>"
+    with pytest.raises(markup.MarkupError, match=f"nested more than {markup.MAX_INLINE_DEPTH} deep"):
+        translate_html(WordTranslator(LEXICON), [document])  # past the depth any text needs: refused by name
+    monkeypatch.setattr(markup, "MAX_INLINE_DEPTH", 2000)  # allowed: placed without recursing, nothing lost
     [out] = translate_html(WordTranslator(LEXICON), [document])
     assert out == document.replace("the cat", "le chat").replace("sees a dog", "voit un chien")
 

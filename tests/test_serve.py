@@ -124,7 +124,7 @@ def test_health_and_prometheus_metrics(server):
 
     status, body, _ = get(f"{server}/health")
     assert status == 200 and body == {
-        "status": "ready", "engine": "torch", "source": "en", "target": "fr", "precision": "fp32"
+        "status": "ok", "engine": "torch", "source": "en", "target": "fr", "precision": "fp32"
     }  # fmt: skip
     status, text, headers = get(f"{server}/metrics")
     assert status == 200 and headers["content-type"].startswith("text/plain")
@@ -144,9 +144,9 @@ def form(**fields) -> bytes:
 
 GOOD = {"q": "the cat .", "source": "en", "target": "fr", "api_key": API_KEY}
 ERRORS = {
-    "invalid JSON": (b'{"q": "the cat"', {"Content-Type": "application/json"}, 400, "not valid JSON"),
-    "JSON not an object": (b'["the cat"]', {"Content-Type": "application/json"}, 400, "must be an object"),
-    "missing q": (json.dumps({"source": "en", "api_key": API_KEY}).encode(), {}, 400, "missing field q"),
+    "invalid JSON": (b'{"q": "the cat"', {"Content-Type": "application/json"}, 400, "Invalid JSON format: "),
+    "JSON not an object": (b'["the cat"]', {"Content-Type": "application/json"}, 400, "Invalid JSON format"),
+    "missing q": (json.dumps({"source": "en", "api_key": API_KEY}).encode(), {}, 400, "missing q parameter"),
     "q a number": (json.dumps(GOOD | {"q": 3}).encode(), {}, 400, "q must be a string or a list"),
     "q a list of numbers": (
         json.dumps(GOOD | {"q": [1, 2]}).encode(),
@@ -154,17 +154,23 @@ ERRORS = {
         400,
         "q must be a string or a list",
     ),
-    "unknown pair": (form(**GOOD | {"source": "de"}), {}, 400, "this model translates en to fr only"),
-    "unknown target": (form(**GOOD | {"target": "es"}), {}, 400, "unknown language pair en-es"),
-    "unknown format": (form(**GOOD | {"format": "xml"}), {}, 400, "format 'xml' is not supported"),
+    "unknown source": (form(**GOOD | {"source": "de"}), {}, 400, "de is not supported"),
+    "reversed pair": (
+        form(**GOOD | {"source": "fr", "target": "en"}),
+        {},
+        400,
+        "English (en) is not available as a target language from French (fr)",
+    ),
+    "unknown target": (form(**GOOD | {"target": "es"}), {}, 400, "es is not supported"),
+    "unknown format": (form(**GOOD | {"format": "xml"}), {}, 400, "xml format is not supported"),
     "num_beams not a number": (form(**GOOD | {"num_beams": "many"}), {}, 400, "num_beams must be an integer"),
     "num_beams too large": (form(**GOOD | {"num_beams": 99}), {}, 400, "num_beams must be between 1 and 8"),
     "empty body": (b"", {"Content-Type": "application/x-www-form-urlencoded"}, 400, "empty body"),
     "unsupported content type": (b"the cat", {"Content-Type": "text/plain"}, 415, "unsupported content type"),
     "too many characters": (form(**GOOD | {"q": "the cat . " * 50}), {}, 413, "the limit is 400"),
     "too many texts": (json.dumps(GOOD | {"q": ["a"] * 81}).encode(), {}, 413, "too many texts: 81"),
-    "missing API key": (form(q="the cat ."), {}, 403, "missing api_key"),
-    "wrong API key": (form(**GOOD | {"api_key": "nope"}), {}, 403, "invalid API key"),
+    "missing API key": (form(q="the cat ."), {}, 400, "Please contact the server operator to get an API key"),
+    "wrong API key": (form(**GOOD | {"api_key": "nope"}), {}, 403, "Invalid API key"),
 }
 
 
@@ -224,7 +230,10 @@ def test_sigterm_during_a_burst_answers_every_accepted_request(trained, tmp_path
         wait_ready(url, process)
         texts = random_texts(24, seed=2)
         with ThreadPoolExecutor(len(texts)) as pool:
-            futures = [pool.submit(post_json, f"{url}/translate", {"q": text}) for text in texts]
+            futures = [
+                pool.submit(post_json, f"{url}/translate", {"source": "en", "target": "fr", "q": text})
+                for text in texts
+            ]
             wait_for(
                 lambda: metric(url, "hf_seq2seq_translate_in_progress") == len(texts), message="accepted"
             )
@@ -251,7 +260,11 @@ def fake_server(worker: FakeWorker, **config) -> ThreadServer:
 
 def post_in_thread(url: str, text) -> tuple[threading.Thread, list]:
     result = []
-    thread = threading.Thread(target=lambda: result.append(post_json(f"{url}/translate", {"q": text})))
+    thread = threading.Thread(
+        target=lambda: result.append(
+            post_json(f"{url}/translate", {"source": "en", "target": "fr", "q": text})
+        )
+    )
     thread.start()
     return thread, result
 
@@ -272,7 +285,9 @@ def test_a_worker_error_fails_only_the_requests_of_its_input():
             "error": "translation failed: RuntimeError: worker failure on purpose"
         }
         assert good_result[0][:2] == (200, {"translatedText": ["FINE.", "ALSO FINE."]})
-        assert post_json(f"{server.url}/translate", {"q": "Still here?"})[:2] == (
+        assert post_json(f"{server.url}/translate", {"source": "en", "target": "fr", "q": "Still here?"})[
+            :2
+        ] == (
             200,
             {"translatedText": "STILL HERE?"},
         )
@@ -289,7 +304,9 @@ def test_a_full_queue_answers_503_with_retry_after_and_then_serves_the_queue():
         wait_for(lambda: worker.calls, message="a batch in the worker")  # taken off the queue, held
         threads.append(post_in_thread(server.url, "Second. Third. Fourth."))
         wait_for(lambda: metric(server.url, "hf_seq2seq_queue_sentences") == 3, message="queue full")
-        status, body, headers = post_json(f"{server.url}/translate", {"q": "One more."})
+        status, body, headers = post_json(
+            f"{server.url}/translate", {"source": "en", "target": "fr", "q": "One more."}
+        )
         assert status == 503 and "the server is busy: 3 sentences are queued" in body["error"]
         assert int(headers["retry-after"]) >= 1
         worker.gate.set()
@@ -299,7 +316,9 @@ def test_a_full_queue_answers_503_with_retry_after_and_then_serves_the_queue():
             (200, {"translatedText": "FIRST."}),
             (200, {"translatedText": "SECOND. THIRD. FOURTH."}),
         ]
-        assert post_json(f"{server.url}/translate", {"q": "One more."})[0] == 200
+        assert (
+            post_json(f"{server.url}/translate", {"source": "en", "target": "fr", "q": "One more."})[0] == 200
+        )
 
 
 def test_health_and_metrics_answer_during_a_slow_batch():
@@ -323,7 +342,7 @@ def test_a_client_that_disconnects_is_dropped_and_disturbs_no_one():
         worker.gate.clear()
         first, first_result = post_in_thread(server.url, "Held.")
         wait_for(lambda: worker.calls, message="a batch in the worker")
-        body = json.dumps({"q": "Gone."}).encode()
+        body = json.dumps({"q": "Gone.", "source": "en", "target": "fr"}).encode()
         leaving = socket.create_connection((HOST, server.port))
         leaving.sendall(
             b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -351,12 +370,15 @@ def test_the_service_answers_503_while_the_model_loads():
     with ThreadServer(create_app(load)) as server:
         status, body, headers = get(f"{server.url}/health")
         assert (status, body, headers["retry-after"]) == (503, {"status": "loading"}, "5")
-        status, body, _ = post_json(f"{server.url}/translate", {"q": "Hi."})
+        status, body, _ = post_json(f"{server.url}/translate", {"source": "en", "target": "fr", "q": "Hi."})
         assert status == 503 and "loading" in body["error"]
         assert metric(server.url, "hf_seq2seq_model_ready") == 0
         loaded.set()
         wait_ready(server.url)
-        assert post_json(f"{server.url}/translate", {"q": "Hi."})[:2] == (200, {"translatedText": "HI."})
+        assert post_json(f"{server.url}/translate", {"source": "en", "target": "fr", "q": "Hi."})[:2] == (
+            200,
+            {"translatedText": "HI."},
+        )
 
 
 def test_a_model_that_fails_to_load_is_reported_by_health():
@@ -420,10 +442,15 @@ def test_the_ctranslate2_engine_serves_an_export(trained, tmp_path):
     with ThreadServer(app) as server:
         wait_ready(server.url)
         assert get(f"{server.url}/health")[1] == {
-            "status": "ready", "engine": "ctranslate2", "source": "en", "target": "fr", "quantization": "int8"
+            "status": "ok", "engine": "ctranslate2", "source": "en", "target": "fr", "quantization": "int8"
         }  # fmt: skip
         with ThreadPoolExecutor(len(texts)) as pool:
-            answers = list(pool.map(lambda t: post_json(f"{server.url}/translate", {"q": t}), texts))
+            answers = list(
+                pool.map(
+                    lambda t: post_json(f"{server.url}/translate", {"source": "en", "target": "fr", "q": t}),
+                    texts,
+                )
+            )
     assert [body["translatedText"] for _, body, _ in answers] == expected
 
 

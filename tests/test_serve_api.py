@@ -112,7 +112,7 @@ def test_alternatives_are_the_n_best_of_beam_search_per_text(worker):
 )
 def test_alternatives_past_the_limit_or_not_a_number_get_libretranslates_400(value, message):
     with client() as c:
-        body = b'{"q": "a", "alternatives": ' + value + b"}"
+        body = b'{"source": "en", "target": "fr", "q": "a", "alternatives": ' + value + b"}"
         response = c.post("/translate", content=body, headers={"Content-Type": "application/json"})
         assert (response.status_code, response.json()) == (400, {"error": message})
 
@@ -135,7 +135,16 @@ def test_confidence_is_the_models_score_of_each_text(worker):
         assert body["confidence"][2] is None  # nothing to translate
         assert body["confidence"][:2] == pytest.approx([e.score.confidence for e in expected[:2]], abs=2e-4)
         assert all(0.9 < value <= 1 for value in body["confidence"][:2])  # memorised
-        form = c.post("/translate", data={"q": "i like cheese .", "confidence": "true", "alternatives": "1"})
+        form = c.post(
+            "/translate",
+            data={
+                "source": "en",
+                "target": "fr",
+                "q": "i like cheese .",
+                "confidence": "true",
+                "alternatives": "1",
+            },
+        )
         body = form.json()
         assert body["translatedText"] == "je aime le fromage ." and isinstance(body["confidence"], float)
         assert set(body) == {"translatedText", "alternatives", "confidence"}
@@ -177,10 +186,15 @@ def test_an_engine_without_scores_or_alternatives_says_so():
 
 def test_detect_lists_the_likeliest_languages_as_libretranslate_does(worker):
     with client(worker) as c:
-        body = c.post("/detect", data={"q": ENGLISH}).json()
+        body = c.post("/detect", data={"source": "en", "target": "fr", "q": ENGLISH}).json()
         assert len(body) == 3 and body[0]["language"] == "en" and body[0]["confidence"] >= 90
         assert all(set(entry) == {"language", "confidence"} for entry in body)
-        assert c.post("/detect", json={"q": [GERMAN, GERMAN]}).json()[0]["language"] == "de"
+        assert (
+            c.post("/detect", json={"source": "en", "target": "fr", "q": [GERMAN, GERMAN]}).json()[0][
+                "language"
+            ]
+            == "de"
+        )
         response = c.post("/detect", json={"source": "en"})
         assert (response.status_code, response.json()) == (
             400,
@@ -237,7 +251,7 @@ def test_frontend_settings_tell_libretranslates_page_what_this_server_does(worke
         align = Translator.align
 
     plain = TranslatorWorker(WithoutAlignments({}), "en", "fr")
-    with client(plain) as c:
+    with client(plain, cors_origins=()) as c:
         assert c.get("/frontend/settings").json()["supportedFilesFormat"] == [".txt"]
         assert (
             "access-control-allow-origin"
@@ -246,8 +260,10 @@ def test_frontend_settings_tell_libretranslates_page_what_this_server_does(worke
 
 
 def test_cors_lets_the_origins_given_call_from_a_browser():
-    with client(cors_origins=("*",)) as c:
-        answer = c.post("/translate", json={"q": "a"}, headers={"Origin": "https://a.org"})
+    with client() as c:  # "*" by default, as LibreTranslate
+        answer = c.post(
+            "/translate", json={"source": "en", "target": "fr", "q": "a"}, headers={"Origin": "https://a.org"}
+        )
         assert answer.headers["access-control-allow-origin"] == "*"
         preflight = c.options(
             "/translate",
@@ -297,7 +313,7 @@ def test_each_key_gets_its_own_request_and_character_limits(tmp_path):
     with client(req_limit=4, char_limit=20, api_keys_file=str(keys)) as c:
 
         def send(key, q="a b ."):
-            response = c.post("/translate", json={"q": q, "api_key": key})
+            response = c.post("/translate", json={"source": "en", "target": "fr", "q": q, "api_key": key})
             return response.status_code, response.json(), response.headers
 
         assert [send("slow")[0] for _ in range(2)] == [200, 200]
@@ -316,12 +332,12 @@ def test_each_key_gets_its_own_request_and_character_limits(tmp_path):
         )
         assert send("wide", ["x", "x" * 30])[0] == 200
         status, body, _ = send("slow2", "x")
-        assert (status, body) == (403, {"error": "invalid API key"})
+        assert (status, body) == (403, {"error": "Invalid API key"})
     with client(batch_limit=2) as c:
-        response = c.post("/translate", json={"q": ["a", "b", "c"]})
+        response = c.post("/translate", json={"source": "en", "target": "fr", "q": ["a", "b", "c"]})
         assert response.status_code == 400
         assert response.json() == {"error": "Invalid request: request (3) exceeds text limit (2)"}
-        assert c.post("/translate", json={"q": ["a", "b"]}).status_code == 200
+        assert c.post("/translate", json={"source": "en", "target": "fr", "q": ["a", "b"]}).status_code == 200
 
 
 def test_the_keys_file_is_read_again_when_it_changes(tmp_path, monkeypatch):
@@ -331,7 +347,9 @@ def test_the_keys_file_is_read_again_when_it_changes(tmp_path, monkeypatch):
     with client(api_keys_file=str(keys)) as c:
 
         def status(key):
-            return c.post("/translate", json={"q": "a", "api_key": key}).status_code
+            return c.post(
+                "/translate", json={"source": "en", "target": "fr", "q": "a", "api_key": key}
+            ).status_code
 
         assert (status("one"), status("two")) == (200, 403)
         keys.write_text("one\ntwo 1\n")
@@ -351,7 +369,7 @@ def test_the_limit_is_per_client_address_without_keys():
 
         def send(address: str) -> int:
             connection = HTTPConnection(HOST, server.port, timeout=30, source_address=(address, 0))
-            body = json.dumps({"q": "a ."})
+            body = json.dumps({"q": "a .", "source": "en", "target": "fr"})
             connection.request("POST", "/translate", body, {"Content-Type": "application/json"})
             status = connection.getresponse().status
             connection.close()
@@ -368,14 +386,29 @@ def test_the_limit_is_per_client_address_without_keys():
 @pytest.mark.parametrize(
     "body, message",
     [
-        (b'{"q": "a", "num_beams": 1e999}', "num_beams must be an integer, got inf"),
-        (b'{"q": "a", "num_beams": -Infinity}', "num_beams must be an integer, got -inf"),
-        (b'{"q": "a", "num_beams": NaN}', "num_beams must be an integer, got nan"),
-        (b'{"q": "a", "max_new_tokens": 1e400}', "max_new_tokens must be an integer, got inf"),
-        (b'{"q": "a", "length_penalty": Infinity}', "length_penalty must be between -10.0 and 10.0, got inf"),
         (
-            b'{"q": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
-            "the body is not valid JSON: it is nested too deeply",
+            b'{"source": "en", "target": "fr", "q": "a", "num_beams": 1e999}',
+            "num_beams must be an integer, got inf",
+        ),
+        (
+            b'{"source": "en", "target": "fr", "q": "a", "num_beams": -Infinity}',
+            "num_beams must be an integer, got -inf",
+        ),
+        (
+            b'{"source": "en", "target": "fr", "q": "a", "num_beams": NaN}',
+            "num_beams must be an integer, got nan",
+        ),
+        (
+            b'{"source": "en", "target": "fr", "q": "a", "max_new_tokens": 1e400}',
+            "max_new_tokens must be an integer, got inf",
+        ),
+        (
+            b'{"source": "en", "target": "fr", "q": "a", "length_penalty": Infinity}',
+            "length_penalty must be between -10.0 and 10.0, got inf",
+        ),
+        (
+            b'{"source": "en", "target": "fr", "q": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            "Invalid JSON format: nested too deeply",
         ),
     ],
     ids=["1e999", "-Infinity", "NaN", "max_new_tokens 1e400", "length_penalty Infinity", "nested"],
@@ -384,7 +417,10 @@ def test_infinite_numbers_and_deep_nesting_are_400(body, message):
     with client() as c:
         response = c.post("/translate", content=body, headers={"Content-Type": "application/json"})
         assert (response.status_code, response.json()) == (400, {"error": message})
-        nested = c.post("/translate", data={"q": "a", "glossary": "[" * 100_000 + "]" * 100_000})
+        nested = c.post(
+            "/translate",
+            data={"source": "en", "target": "fr", "q": "a", "glossary": "[" * 100_000 + "]" * 100_000},
+        )
         assert nested.status_code == 400 and "glossary must be a JSON object" in nested.json()["error"]
 
 
@@ -413,7 +449,7 @@ def http_requests(url: str) -> dict[tuple[str, str], float]:
 def test_a_client_that_leaves_mid_upload_is_a_499_not_a_server_error():
     with ThreadServer(create_app(FakeWorker, ServeConfig())) as server:
         for path, kind, start in (
-            ("/translate", "application/json", b'{"q": "a'),
+            ("/translate", "application/json", b'{"source": "en", "target": "fr", "q": "a'),
             (
                 "/translate_file",
                 "multipart/form-data; boundary=b",
@@ -429,7 +465,9 @@ def test_a_client_that_leaves_mid_upload_is_a_499_not_a_server_error():
             wait_for(lambda p=path: (p, "499") in http_requests(server.url), message=f"{path} counted")
         counted = http_requests(server.url)
         assert not [key for key in counted if key[1].startswith("5")], counted
-        assert post_json(f"{server.url}/translate", {"q": "Still here."})[:2] == (
+        assert post_json(f"{server.url}/translate", {"source": "en", "target": "fr", "q": "Still here."})[
+            :2
+        ] == (
             200,
             {"translatedText": "STILL HERE."},
         )
@@ -440,19 +478,21 @@ def test_a_hung_model_call_times_out_and_health_says_so_until_it_returns():
     hung.gate.clear()
     with client(hung, batch_timeout_s=0.5) as c:
         started = time.monotonic()
-        response = c.post("/translate", json={"q": "Held."})
+        response = c.post("/translate", json={"source": "en", "target": "fr", "q": "Held."})
         assert response.status_code == 504 and time.monotonic() - started < 10
         assert response.json() == {
             "error": "translation timed out: the model took more than 0.5 s on the batch"
         }
         health = c.get("/health")
         assert health.status_code == 503 and health.json()["status"] == "stalled"
-        refused = c.post("/translate", json={"q": "Next."})
+        refused = c.post("/translate", json={"source": "en", "target": "fr", "q": "Next."})
         assert refused.status_code == 503 and "the server cannot translate now" in refused.json()["error"]
         assert "hf_seq2seq_model_ready 0.0" in c.get("/metrics").text
         hung.gate.set()  # the late call returns
         wait_for(lambda: c.get("/health").status_code == 200, message="ready again")
-        assert c.post("/translate", json={"q": "Next."}).json() == {"translatedText": "NEXT."}
+        assert c.post("/translate", json={"source": "en", "target": "fr", "q": "Next."}).json() == {
+            "translatedText": "NEXT."
+        }
 
 
 def test_a_batcher_that_dies_fails_its_queue_and_health():
@@ -463,13 +503,13 @@ def test_a_batcher_that_dies_fails_its_queue_and_health():
             raise RuntimeError("a bug")
 
         service.batcher._take = broken
-        response = c.post("/translate", json={"q": "a ."})
+        response = c.post("/translate", json={"source": "en", "target": "fr", "q": "a ."})
         assert (
             response.status_code == 503
             and "the batcher stopped: RuntimeError: a bug" in response.json()["error"]
         )
         assert c.get("/health").json()["status"] == "failed"
-        assert c.post("/translate", json={"q": "a ."}).status_code == 503
+        assert c.post("/translate", json={"source": "en", "target": "fr", "q": "a ."}).status_code == 503
 
 
 # ------------------------------------------------------------------------------------- the server process
@@ -515,7 +555,9 @@ def test_libretranslates_client_translates_detects_and_lists_languages(server):
 
 def test_under_concurrent_clients_only_the_one_over_its_limit_gets_429(server):
     def send(key: str) -> int:
-        return post_json(f"{server}/translate", {"q": "thank you !", "api_key": key})[0]
+        return post_json(
+            f"{server}/translate", {"source": "en", "target": "fr", "q": "thank you !", "api_key": key}
+        )[0]
 
     with ThreadPoolExecutor(16) as pool:
         limited = pool.map(send, ["limited"] * 12)
@@ -595,3 +637,36 @@ def test_the_load_benchmark_sends_the_request_fields_given():
             load_level(f"{server.url}/translate", ["Hello."], 2, 0.1, 0.5, 10, {"alternatives": 1})
         )
     assert level["answered"] == 0 and set(level["error_kinds"]) == {"400"}
+
+
+# ----------------------------------------------------------------------------------------------------- /spec
+
+
+def test_the_openapi_document_describes_every_route_and_method_and_no_other():
+    from starlette.routing import Route
+
+    with client() as c:
+        spec = c.get("/spec").json()
+        routes = {
+            (route.path, method.lower())
+            for route in c.app.routes
+            if isinstance(route, Route)
+            for method in route.methods - {"HEAD"}
+        }
+        documented = {(path, method) for path, methods in spec["paths"].items() for method in methods}
+        assert documented == routes
+        assert spec["openapi"].startswith("3.") and spec["info"]["version"]
+        fields = spec["paths"]["/translate"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert {
+            "q",
+            "source",
+            "target",
+            "format",
+            "alternatives",
+            "confidence",
+            "glossary",
+            "num_beams",
+        } <= set(fields["properties"])
+        assert fields["properties"]["alternatives"]["maximum"] == ServeConfig.alternatives_limit
+        index = c.get("/").json()["endpoints"]
+        assert sorted(index) == sorted(f"{method.upper()} {path}" for path, method in routes)

@@ -56,6 +56,7 @@ LEXICON = {
 }  # fmt: skip
 ADJECTIVES = frozenset({"red", "big"})
 API_KEY = "file-key"
+PAIR = {"source": "en", "target": "fr"}
 
 
 class AligningWords(WordTranslator):
@@ -139,7 +140,7 @@ def test_html_is_translated_with_its_tags_and_through_the_batcher():
         expected = '<p>Le <b>chat rouge</b> voit <a href="/dog.html">le chien grand</a>.</p>'
         assert answer.json() == {"translatedText": expected}
         # a list, as a form: the same as `translate_html` gives, every sentence through the batcher
-        answer = c.post("/translate", data={"q": HTML, "format": "html"})
+        answer = c.post("/translate", data={"source": "en", "target": "fr", "q": HTML, "format": "html"})
         assert answer.json() == {"translatedText": translate_html(words(), HTML)}
         # the first page; then the list: the first page again, the second's two passages and its alt text
         assert metric_value(c, "hf_seq2seq_sentences_translated_total") - before == 1 + 1 + 3
@@ -163,14 +164,21 @@ def test_a_glossary_puts_its_terms_in_from_json_and_from_a_form():
     ]
     assert "facture" in expected[0] and "réglez" in expected[0].lower()
     with client(words()) as c:
-        assert c.post("/translate", json={"q": texts, "glossary": terms}).json() == {
-            "translatedText": expected
-        }
+        assert c.post(
+            "/translate", json={"source": "en", "target": "fr", "q": texts, "glossary": terms}
+        ).json() == {"translatedText": expected}
         # a form field holds the glossary as JSON text, url-encoded or multipart
         form = {"q": texts[0], "source": "en", "target": "fr", "glossary": json.dumps(terms)}
         assert c.post("/translate", data=form).json() == {"translatedText": expected[0]}
         html = c.post(
-            "/translate", json={"q": "<p>Pay <b>your invoice</b>.</p>", "format": "html", "glossary": terms}
+            "/translate",
+            json={
+                "source": "en",
+                "target": "fr",
+                "q": "<p>Pay <b>your invoice</b>.</p>",
+                "format": "html",
+                "glossary": terms,
+            },
         )
         assert html.json() == {"translatedText": "<p>Réglez <b>votre facture</b>.</p>"}
 
@@ -179,20 +187,33 @@ def test_plain_requests_keep_the_plain_path_and_align_nothing():
     translator = AligningWords()
     with client(translator) as c:
         loaded = translator.aligned  # the worker asks the engine once whether it aligns
-        plain = c.post("/translate", json={"q": "The invoice is here."}).json()
+        plain = c.post(
+            "/translate", json={"source": "en", "target": "fr", "q": "The invoice is here."}
+        ).json()
         assert plain == {"translatedText": "Le note est ici."}
-        empty = c.post("/translate", json={"q": "The invoice is here.", "glossary": {}}).json()
+        empty = c.post(
+            "/translate", json={"source": "en", "target": "fr", "q": "The invoice is here.", "glossary": {}}
+        ).json()
         unused = c.post(
-            "/translate", json={"q": "The invoice is here.", "glossary": {"dog": "toutou"}}
+            "/translate",
+            json={"source": "en", "target": "fr", "q": "The invoice is here.", "glossary": {"dog": "toutou"}},
         ).json()
         assert empty == unused == plain
         assert translator.aligned == loaded  # no term occurs: nothing to align
-        c.post("/translate", json={"q": "The invoice is here.", "glossary": {"invoice": "facture"}})
+        c.post(
+            "/translate",
+            json={
+                "source": "en",
+                "target": "fr",
+                "q": "The invoice is here.",
+                "glossary": {"invoice": "facture"},
+            },
+        )
         assert translator.aligned == loaded + 1
 
 
 FIELD_ERRORS = {
-    "unknown format": ({"format": "xml"}, 400, "format 'xml' is not supported: 'text' or 'html'"),
+    "unknown format": ({"format": "xml"}, 400, "xml format is not supported"),
     "glossary not JSON": ({"glossary": "{invoice: facture"}, 400, "glossary must be a JSON object"),
     "glossary a list": ({"glossary": ["invoice"]}, 400, "invalid glossary: a glossary is an object"),
     "glossary a number": ({"glossary": "3"}, 400, "invalid glossary: a glossary is an object"),
@@ -223,19 +244,21 @@ def test_an_engine_without_alignments_refuses_markup_and_glossaries_but_takes_pl
             ({"format": "html"}, "format 'html'"),
             ({"glossary": {"cat": "minou"}}, "a glossary"),
         ):
-            answer = c.post("/translate", json={"q": "The cat."} | fields)
+            answer = c.post("/translate", json={"source": "en", "target": "fr", "q": "The cat."} | fields)
             assert answer.status_code == 400
             assert answer.json()["error"].startswith(
                 f"{what} needs word alignments: the words engine gives no word"
             )
-        assert c.post("/translate", json={"q": "The cat."}).json() == {"translatedText": "Le chat."}
+        assert c.post("/translate", json={"source": "en", "target": "fr", "q": "The cat."}).json() == {
+            "translatedText": "Le chat."
+        }
         # a text file needs no alignment; an HTML file does, and so does a glossary
-        text = c.post("/translate_file", files={"file": ("a.txt", b"The cat.\n")})
+        text = c.post("/translate_file", data=PAIR, files={"file": ("a.txt", b"The cat.\n")})
         assert c.get(text.json()["translatedFileUrl"]).content == b"Le chat.\n"
-        page = c.post("/translate_file", files={"file": ("a.html", b"<p>The cat.</p>")})
+        page = c.post("/translate_file", data=PAIR, files={"file": ("a.html", b"<p>The cat.</p>")})
         assert page.status_code == 400 and "gives no word alignments" in page.json()["error"]
         terms = c.post(
-            "/translate_file", files={"file": ("a.txt", b"x")}, data={"glossary": '{"cat": "minou"}'}
+            "/translate_file", files={"file": ("a.txt", b"x")}, data=PAIR | {"glossary": '{"cat": "minou"}'}
         )
         assert terms.status_code == 400 and terms.json()["error"].startswith(
             "a glossary needs word alignments"
@@ -244,10 +267,14 @@ def test_an_engine_without_alignments_refuses_markup_and_glossaries_but_takes_pl
 
 def test_a_worker_without_an_engine_translates_plain_text_only():
     with client() as c:  # FakeWorker: upper case, no Translator behind it
-        assert c.post("/translate", json={"q": "the cat ."}).json() == {"translatedText": "THE CAT ."}
+        assert c.post("/translate", json={"source": "en", "target": "fr", "q": "the cat ."}).json() == {
+            "translatedText": "THE CAT ."
+        }
         for answer in (
-            c.post("/translate", json={"q": "<b>the cat</b>", "format": "html"}),
-            c.post("/translate_file", files={"file": ("a.txt", b"the cat .")}),
+            c.post(
+                "/translate", json={"source": "en", "target": "fr", "q": "<b>the cat</b>", "format": "html"}
+            ),
+            c.post("/translate_file", data=PAIR, files={"file": ("a.txt", b"the cat .")}),
         ):
             assert answer.status_code == 400
             assert answer.json() == {"error": "the fake engine of this server translates plain text only"}
@@ -278,7 +305,7 @@ def test_each_format_is_offered_with_its_name_type_and_disposition():
             )
             assert answer.status_code == 200, answer.json()
             url = answer.json()["translatedFileUrl"]
-            assert url == f"http://testserver/download_file/{url.rsplit('/', 1)[1]}"
+            assert url == f"/download_file/{url.rsplit('/', 1)[1]}"  # relative: never from the Host header
             download = c.get(url)
             assert download.status_code == 200 and download.headers["content-type"] == media_type
             assert download.headers["content-disposition"] == f'attachment; filename="{download_as}"'
@@ -294,8 +321,10 @@ def docx_type() -> str:
 
 
 def multipart(fields: dict, file: tuple[str, bytes] | None) -> tuple[bytes, str]:
-    """A multipart/form-data body of text `fields` and `file` (name, content) in field file, and its type."""
+    """A multipart/form-data body of text `fields` (the model's source and target unless given) and `file`
+    (name, content) in field file, and its type."""
     boundary = "hf-seq2seq-test-boundary"
+    fields = {"source": "en", "target": "fr", **fields}
     parts = [
         f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
         for name, value in fields.items()
@@ -309,12 +338,8 @@ def multipart(fields: dict, file: tuple[str, bytes] | None) -> tuple[bytes, str]
 
 
 FILE_ERRORS = {
-    "unsupported extension": (
-        {}, ("slides.pdf", b"%PDF-1.4"), 400,
-        "file format .pdf of 'slides.pdf' is not supported; "
-        "this server translates .docx, .epub, .htm, .html, .odp, .odt, .pptx, .srt, .txt, .vtt",
-    ),
-    "no extension": ({}, ("README", b"the cat"), 400, "file format (no extension) of 'README' is not supported"),
+    "unsupported extension": ({}, ("slides.pdf", b"%PDF-1.4"), 400, "Invalid request: file format not supported"),
+    "no extension": ({}, ("README", b"the cat"), 400, "Invalid request: file format not supported"),
     "corrupt docx": ({}, ("report.docx", b"PK\x03\x04 not really"), 400, "cannot translate 'report.docx': "),
     "text not UTF-8": ({}, ("notes.txt", "été".encode("latin-1")), 400, "is not UTF-8 text"),
     "missing file": ({"source": "en"}, None, 400, "missing field file: send the file to translate as multipart"),
@@ -322,11 +347,14 @@ FILE_ERRORS = {
     "over the size limit": (
         {}, ("big.txt", b"the cat .\n" * 30), 413, "the file has 300 bytes; the limit is 200 bytes per file"
     ),
-    "unknown target": ({"target": "de"}, ("a.txt", b"the cat"), 400, "unknown language pair en-de"),
+    "unknown target": ({"target": "de"}, ("a.txt", b"the cat"), 400, "de is not supported"),
+    "missing source": ({"source": ""}, ("a.txt", b"the cat"), 400, "Invalid request: missing source parameter"),
     "bad glossary": ({"glossary": "[1]"}, ("a.txt", b"the cat"), 400, "invalid glossary"),
     "bad decoding": ({"num_beams": "99"}, ("a.txt", b"the cat"), 400, "num_beams must be between 1 and 8"),
-    "missing API key": ({"api_key": ""}, ("a.txt", b"the cat"), 403, "missing api_key"),
-    "wrong API key": ({"api_key": "nope"}, ("a.txt", b"the cat"), 403, "invalid API key"),
+    "missing API key": (
+        {"api_key": ""}, ("a.txt", b"the cat"), 400, "Please contact the server operator to get an API key"
+    ),
+    "wrong API key": ({"api_key": "nope"}, ("a.txt", b"the cat"), 403, "Invalid API key"),
 }  # fmt: skip
 
 
@@ -337,7 +365,9 @@ def test_each_bad_upload_gets_its_status_and_message(case):
     with client(words(), max_file_bytes=200, api_keys=frozenset({API_KEY})) as c:
         answer = c.post("/translate_file", content=body, headers={"Content-Type": content_type})
         assert answer.status_code == status and message in answer.json()["error"], answer.json()
-        good = c.post("/translate_file", files={"file": ("a.txt", b"The cat.")}, data={"api_key": API_KEY})
+        good = c.post(
+            "/translate_file", files={"file": ("a.txt", b"The cat.")}, data=PAIR | {"api_key": API_KEY}
+        )
         assert good.status_code == 200
 
 
@@ -365,7 +395,9 @@ def test_uploads_are_counted_while_read_and_must_be_multipart():
 
 def test_unknown_expired_and_half_written_files_are_not_served(tmp_path):
     with client(words(), file_dir=str(tmp_path), file_expiry_minutes=0.05) as c:  # 3 s
-        url = c.post("/translate_file", files={"file": ("a.txt", b"The cat.")}).json()["translatedFileUrl"]
+        url = c.post("/translate_file", data=PAIR, files={"file": ("a.txt", b"The cat.")}).json()[
+            "translatedFileUrl"
+        ]
         name = url.rsplit("/", 1)[1]
         assert [p.name for p in tmp_path.iterdir()] == [name]  # nothing else: no half-written file left
         (tmp_path / ".partial-abc").write_bytes(b"half")
@@ -389,7 +421,7 @@ def test_unknown_expired_and_half_written_files_are_not_served(tmp_path):
         }
         assert not (tmp_path / name).exists()
         # the sweep deletes what nobody downloads (and half-written files as old)
-        c.post("/translate_file", files={"file": ("b.txt", b"The dog.")})
+        c.post("/translate_file", data=PAIR, files={"file": ("b.txt", b"The dog.")})
         wait_for(lambda: {p.name for p in tmp_path.iterdir()} == {"secret.txt"}, timeout=10, message="sweep")
     assert (tmp_path / "secret.txt").exists()  # a folder given is the user's: only its own files go
 
@@ -397,7 +429,7 @@ def test_unknown_expired_and_half_written_files_are_not_served(tmp_path):
 def test_the_servers_own_folder_goes_when_it_stops():
     with client(words()) as c:
         folder = c.app.state.service.files.folder
-        c.post("/translate_file", files={"file": ("a.txt", b"The cat.")})
+        c.post("/translate_file", data=PAIR, files={"file": ("a.txt", b"The cat.")})
         assert len(list(folder.iterdir())) == 1
     assert not folder.exists()
 
@@ -432,10 +464,12 @@ def test_a_document_shares_the_batcher_and_leaves_room_for_other_requests():
         def upload() -> None:
             body, content_type = multipart({}, ("a.txt", "\n".join(lines).encode()))
             answer = request(f"{server.url}/translate_file", body, {"Content-Type": content_type})[1]
-            results["file"] = get(answer["translatedFileUrl"])[1]
+            results["file"] = get(server.url + answer["translatedFileUrl"])[1]
 
         def plain() -> None:
-            results["plain"] = post_json(f"{server.url}/translate", {"q": "Hello world."})[1]
+            results["plain"] = post_json(
+                f"{server.url}/translate", {"source": "en", "target": "fr", "q": "Hello world."}
+            )[1]
 
         threads = [threading.Thread(target=upload)]
         threads[0].start()
@@ -474,7 +508,9 @@ def test_a_client_that_leaves_stops_its_document():
         gone = 'hf_seq2seq_http_requests_total{path="/translate_file",status="499"} 1.0'
         wait_for(lambda: gone in get(f"{server.url}/metrics")[1], message="the server saw the client leave")
         worker.gate.set()
-        assert post_json(f"{server.url}/translate", {"q": "Hello."})[1] == {"translatedText": "Bonjour."}
+        assert post_json(f"{server.url}/translate", {"source": "en", "target": "fr", "q": "Hello."})[1] == {
+            "translatedText": "Bonjour."
+        }
     assert worker.calls == [["The cat."], ["Hello."]]  # the rest of the document was never translated
 
 
@@ -502,7 +538,7 @@ def round_trip(url: str, filename: str, content: bytes, **fields):
     )
     assert answer.status_code == 200, answer.text
     assert set(answer.json()) == {"translatedFileUrl"}
-    download = requests.get(answer.json()["translatedFileUrl"], timeout=30)
+    download = requests.get(url + answer.json()["translatedFileUrl"], timeout=30)
     assert download.status_code == 200
     return download
 
@@ -582,7 +618,7 @@ def test_a_word_document_round_trips_with_its_formatting(server):
 def test_bad_files_and_downloads_get_their_status_on_the_server(server):
     url, _ = server
     uploads = {
-        "unsupported": ({"file": ("a.pdf", b"%PDF")}, 400, "file format .pdf of 'a.pdf' is not supported"),
+        "unsupported": ({"file": ("a.pdf", b"%PDF")}, 400, "Invalid request: file format not supported"),
         "corrupt": ({"file": ("a.docx", b"PK\x03\x04")}, 400, "cannot translate 'a.docx': not a Word document"),
         "no file field": ({"x": ("a.txt", b"the cat")}, 400, "the file to translate goes in field file"),
         "too big": (
@@ -659,5 +695,10 @@ def test_html_and_a_glossary_through_the_server(server):
     page, text = answer.json()["translatedText"]
     assert TextAndTags(page).tags == Counter({"<p>": 1, "</p>": 1, "<b>": 1, "</b>": 1})
     assert "camembert" in TextAndTags(page).text and text == "le chat est ici ."
-    form = {"q": "i like cheese .", "glossary": json.dumps({"cheese": "camembert"})}
+    form = {
+        "q": "i like cheese .",
+        "source": "en",
+        "target": "fr",
+        "glossary": json.dumps({"cheese": "camembert"}),
+    }
     assert "camembert" in requests.post(f"{url}/translate", data=form, timeout=60).json()["translatedText"]

@@ -39,10 +39,12 @@ def test_a_ray_serve_replica_answers_requests(trained, tmp_path):
             200,
             {"translatedText": expected[0]},
         )
-        assert post_json(f"{url}/translate", {"q": texts})[1] == {"translatedText": expected}
-        status, body, _ = post_json(f"{url}/translate", {"q": "the cat .", "target": "de"})
-        assert status == 400 and "unknown language pair en-de" in body["error"]
-        assert get(f"{url}/health")[1]["status"] == "ready"
+        assert post_json(f"{url}/translate", {"source": "en", "target": "fr", "q": texts})[1] == {
+            "translatedText": expected
+        }
+        status, body, _ = post_json(f"{url}/translate", {"source": "en", "q": "the cat .", "target": "de"})
+        assert status == 400 and body["error"] == "de is not supported"
+        assert get(f"{url}/health")[1]["status"] == "ok"
     finally:
         process.send_signal(signal.SIGTERM)
         returncode = process.wait(timeout=120)

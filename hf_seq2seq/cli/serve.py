@@ -68,6 +68,25 @@ BATCHING_FLAGS = (  # flag, the ServeConfig field it sets (its default and type)
     ("--max-glossary-terms", "max_glossary_terms", "most terms in a request's glossary (413; default 1000)"),
     ("--max-file-bytes", "max_file_bytes", "largest file /translate_file takes (413; default 5 MiB)"),
     (
+        "--max-document-sentences",
+        "max_document_sentences",
+        "most sentences a file, or the HTML or glossary texts of one request, sends to the model (413)",
+    ),
+    ("--max-document-chars", "max_document_chars", "most characters of those sentences (413)"),
+    ("--max-glossary-chars", "max_glossary_chars", "most characters of a glossary's terms together (413)"),
+    ("--max-answer-bytes", "max_answer_bytes", "largest answer or translated file (413; default 16 MiB)"),
+    (
+        "--max-stored-bytes",
+        "max_stored_bytes",
+        "most bytes of translated files kept for download; the oldest go first (default 512 MiB)",
+    ),
+    ("--body-timeout", "body_timeout_s", "seconds a request's body may take to arrive (408; default 60)"),
+    (
+        "--max-key-failures",
+        "max_key_failures",
+        "requests with a missing or wrong API key per minute from one address before it gets 429 (default 30)",
+    ),
+    (
         "--file-expiry-minutes",
         "file_expiry_minutes",
         "how long a translated file can be downloaded; then it is deleted (default 30, as LibreTranslate)",
@@ -110,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--api-keys-file",
         help="a file of API keys, one per line, each optionally followed by its own requests per minute and "
         "characters per text (- for the server's): /translate, /translate_file and /detect then need one in "
-        f"their api_key field (403 otherwise); re-read when it changes; ${API_KEYS_ENV} (comma-separated) adds "
+        f"their api_key field (400 without one, 403 for a wrong one); re-read when it changes; ${API_KEYS_ENV} (comma-separated) adds "
         "more",
     )
     limits = p.add_argument_group("LibreTranslate's limits (default: none)")
@@ -129,8 +148,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="a web origin whose pages may call the API from a browser, e.g. https://example.org; '*' for any, "
-        "as LibreTranslate answers (default: none); repeatable",
+        help="a web origin whose pages may call the API from a browser, e.g. https://example.org; repeatable "
+        "(default: '*', any, as LibreTranslate answers)",
+    )
+    p.add_argument("--no-cors", action="store_true", help="no CORS headers: only the server's own pages")
+    p.add_argument(
+        "--trust-forwarded-for",
+        action="store_true",
+        help="take the client's address from X-Forwarded-For (behind a proxy; as LibreTranslate's flag); "
+        "without it the connection's address counts, whatever the headers say",
+    )
+    p.add_argument(
+        "--public-url",
+        default=None,
+        metavar="URL",
+        help="the server's address as clients reach it, e.g. https://translate.example.org: translatedFileUrl "
+        "starts with it (default: the link is relative, /download_file/<name>)",
     )
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
     batching = p.add_argument_group("batching, limits and translated files")
@@ -186,6 +219,11 @@ def api_keys() -> frozenset[str]:
     return frozenset(key.strip() for key in os.environ.get(API_KEYS_ENV, "").split(",") if key.strip())
 
 
+def cors_origins(args: argparse.Namespace) -> tuple[str, ...]:
+    """The origins given, "*" when none is, none with --no-cors."""
+    return () if args.no_cors else tuple(args.cors_origin) or ("*",)
+
+
 def serve_config(args: argparse.Namespace) -> ServeConfig:
     """The service's settings from the batching and limit flags, the API keys and the decoding flags; a keys
     file that cannot be read or parsed ends the command with the reason."""
@@ -199,8 +237,8 @@ def serve_config(args: argparse.Namespace) -> ServeConfig:
         raise SystemExit(f"hf-seq2seq serve: {error}") from None
     return ServeConfig(
         **flags, req_limit=args.req_limit, char_limit=args.char_limit, batch_limit=args.batch_limit,
-        file_dir=args.file_dir, api_keys=api_keys(), api_keys_file=keys_file, cors_origins=tuple(args.cors_origin),
-        decoding=decoding_from(args),
+        file_dir=args.file_dir, api_keys=api_keys(), api_keys_file=keys_file, cors_origins=cors_origins(args),
+        public_url=args.public_url, decoding=decoding_from(args),
     )  # fmt: skip
 
 
@@ -259,18 +297,24 @@ def run_uvicorn(loader_args: dict, config: ServeConfig, args: argparse.Namespace
     from hf_seq2seq.serving.app import create_app
     from hf_seq2seq.serving.worker import worker_loader
 
-    app = create_app(worker_loader(**loader_args), config)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=args.host,
-            port=args.port,
-            log_level=args.log_level,
-            access_log=args.access_log,
-            timeout_graceful_shutdown=args.graceful_timeout,
-        )
+    uvicorn.Server(uvicorn_config(create_app(worker_loader(**loader_args), config), args)).run()
+
+
+def uvicorn_config(app, args: argparse.Namespace):
+    """uvicorn's settings for `app`: X-Forwarded-For read (from any peer) only with --trust-forwarded-for;
+    uvicorn's own default trusts it from 127.0.0.1, which lets a local client claim any address."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        access_log=args.access_log,
+        timeout_graceful_shutdown=args.graceful_timeout,
+        proxy_headers=args.trust_forwarded_for,
+        forwarded_allow_ips="*" if args.trust_forwarded_for else None,
     )
-    server.run()
 
 
 def check_folder(folder: str, engine: str) -> None:

@@ -41,6 +41,13 @@ KEPT_ELEMENTS = frozenset("script style code pre kbd samp var textarea svg math 
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 """Attribute values that people read, translated in place."""
 FINAL_PUNCTUATION = ".!?…:;"
+MAX_INLINE_DEPTH = 100
+"""Most inline elements open inside each other: deeper markup is refused (`MarkupError`), as no text needs it
+and placing its elements recurses once per level."""
+
+
+class MarkupError(ValueError):
+    """Markup this module refuses to translate (the message says why)."""
 
 
 @dataclass
@@ -105,8 +112,28 @@ class _Reader(HTMLParser):
 
 
 def read_pieces(document: str) -> list[Piece]:
-    """The pieces of `document`, whose `raw` texts joined give it back exactly."""
-    return _Reader(document).pieces()
+    """The pieces of `document`, whose `raw` texts joined give it back exactly; `MarkupError` for inline
+    elements nested deeper than `MAX_INLINE_DEPTH`."""
+    pieces = _Reader(document).pieces()
+    _check_depth(pieces)
+    return pieces
+
+
+def _check_depth(pieces: list[Piece]) -> None:
+    """`MarkupError` when more than `MAX_INLINE_DEPTH` inline elements are open at once (closed or not)."""
+    open_tags: list[str] = []
+    for k, piece in enumerate(pieces):
+        if piece.kind == "start" and piece.tag in INLINE_ELEMENTS:
+            open_tags.append(piece.tag)
+            if len(open_tags) > MAX_INLINE_DEPTH:
+                where = sum(len(p.raw) for p in pieces[:k])
+                raise MarkupError(
+                    f"inline elements are nested more than {MAX_INLINE_DEPTH} deep (<{piece.tag}> at character "
+                    f"{where}): flatten the markup"
+                )
+        elif piece.kind == "end" and piece.tag in open_tags:
+            while open_tags.pop() != piece.tag:  # an end tag closes the elements left open inside it
+                pass
 
 
 @dataclass

@@ -6,6 +6,7 @@ an error's status and text (the alternatives, char and batch limits, ``Slowdown`
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 
@@ -37,46 +38,119 @@ TRUE = (True, 1, "1", "true", "True", "yes", "on")
 FALSE = (None, False, 0, "", "0", "false", "False", "no", "off")
 
 
-async def read_fields(request: Request, max_bytes: int) -> dict:
-    """The fields of a JSON, url-encoded or multipart body (a repeated form field ``q`` gives a list)."""
-    body = await read_body(request, max_bytes)
+async def read_fields(request: Request, config: ServeConfig) -> dict:
+    """The fields of a JSON, url-encoded or multipart body, and of the query string (a field the body does not
+    have; LibreTranslate reads both); a repeated form or query field ``q`` gives a list. A form's texts have
+    their line breaks as LF (LibreTranslate's CRLF -> LF, before the character limit counts them). Text that is
+    not valid Unicode (a lone surrogate, which JSON can spell) is refused (400)."""
+    query = query_fields(request)
+    body = await read_body(request, config.max_body_bytes, config.body_timeout_s, empty_ok=bool(query))
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind == "application/json" or (not kind and body.lstrip()[:1] in (b"{", b"[")):
-        return json_fields(body)
-    if kind in FORM_TYPES:
-        return await form_fields(request, body)
-    raise ServeError(
-        415,
-        f"unsupported content type {kind!r}: send application/json, application/x-www-form-urlencoded or "
-        "multipart/form-data",
-    )
+    if not body.strip():
+        fields = {}
+    elif kind == "application/json" or (not kind and body.lstrip()[:1] in (b"{", b"[")):
+        fields = json_fields(body)
+    elif kind in FORM_TYPES:
+        fields = with_lf(await form_fields(request, body))
+    else:
+        raise ServeError(
+            415,
+            f"unsupported content type {kind!r}: send application/json, application/x-www-form-urlencoded or "
+            "multipart/form-data",
+        )
+    for key, value in with_lf(query).items():
+        fields.setdefault(key, value)
+    check_unicode(fields)
+    return fields
 
 
-async def read_body(request: Request, max_bytes: int) -> bytes:
-    """The request's body, refused (413) past `max_bytes` before or while it is read, and when empty (400)."""
+def query_fields(request: Request) -> dict:
+    """The query string's fields (a repeated ``q`` gives a list)."""
+    params = request.query_params
+    return {
+        key: params.getlist(key) if key == "q" and len(params.getlist(key)) > 1 else params[key]
+        for key in params
+    }
+
+
+def with_lf(fields: dict) -> dict:
+    """`fields` with the line breaks of its texts (``q``) as LF, as LibreTranslate reads a form."""
+    q = fields.get("q")
+    if isinstance(q, str):
+        fields["q"] = lf(q)
+    elif isinstance(q, list):
+        fields["q"] = [lf(text) if isinstance(text, str) else text for text in q]
+    return fields
+
+
+def lf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def check_unicode(value, name: str = "") -> None:
+    """400 for a string anywhere in `value` (a field, a list, an object's keys and values) that is not valid
+    Unicode: a lone surrogate, which UTF-8 cannot encode."""
+    todo = [(name, value)]
+    while todo:
+        where, item = todo.pop()
+        if isinstance(item, str):
+            if item.isascii():
+                continue
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ServeError(
+                    400,
+                    f"{where or 'the request'} is not valid Unicode: a lone surrogate "
+                    f"(U+{ord(item[error.start]):04X}) at character {error.start}",
+                ) from None
+        elif isinstance(item, dict):
+            todo += [(where or field_name(key), key) for key in item]
+            todo += [(where or field_name(key), v) for key, v in item.items()]
+        elif isinstance(item, list):
+            todo += [(where, v) for v in item]
+
+
+def field_name(key) -> str:
+    """A field's name as an error message says it: as written when ASCII, else escaped."""
+    return key if isinstance(key, str) and key.isascii() else ascii(key)
+
+
+async def read_body(request: Request, max_bytes: int, timeout_s: float, empty_ok: bool = False) -> bytes:
+    """The request's body, refused (413) past `max_bytes` before or while it is read, (408) when it has not
+    arrived whole within `timeout_s`, and when empty (400, unless `empty_ok`)."""
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > max_bytes:
-        raise ServeError(413, f"the request body has {length} bytes; the limit is {max_bytes}")
+        raise ServeError(413, f"the request body has {length} bytes; the limit is {max_bytes}", CLOSE)
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > max_bytes:
-            raise ServeError(413, f"the request body is over the limit of {max_bytes} bytes")
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise ServeError(413, f"the request body is over the limit of {max_bytes} bytes", CLOSE)
+    except TimeoutError:
+        raise body_timeout(timeout_s) from None
     body = bytes(body)
-    if not body.strip():
+    if not body.strip() and not empty_ok:
         raise ServeError(400, 'empty body: send JSON such as {"q": "Hello!", "source": "en", "target": "fr"}')
     return body
 
 
+def body_timeout(timeout_s: float) -> ServeError:
+    return ServeError(408, f"the request body did not arrive within {timeout_s:g} s", CLOSE)
+
+
 def json_fields(body: bytes) -> dict:
+    """The object of a JSON body; LibreTranslate's 400 ``Invalid JSON format`` for anything else."""
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as error:
-        raise ServeError(400, f"the body is not valid JSON: {error}") from None
+        raise ServeError(400, f"Invalid JSON format: {error}") from None
     except RecursionError:
-        raise ServeError(400, "the body is not valid JSON: it is nested too deeply") from None
+        raise ServeError(400, "Invalid JSON format: nested too deeply") from None
     if not isinstance(data, dict):
-        raise ServeError(400, f"the JSON body must be an object, got {type(data).__name__}")
+        raise ServeError(400, "Invalid JSON format")
     return data
 
 
@@ -126,7 +200,10 @@ async def read_upload(request: Request, config: ServeConfig) -> tuple[dict, str,
         return message
 
     try:
-        form = await Request(request.scope, receive).form(max_files=1)
+        async with asyncio.timeout(config.body_timeout_s):
+            form = await Request(request.scope, receive).form(max_files=1)
+    except TimeoutError:
+        raise body_timeout(config.body_timeout_s) from None
     except (ServeError, ClientDisconnect):
         raise
     except Exception as error:  # python-multipart's or starlette's parse errors
@@ -150,16 +227,21 @@ async def read_upload(request: Request, config: ServeConfig) -> tuple[dict, str,
             raise ServeError(
                 413, f"the file has {upload.size} bytes; the limit is {config.max_file_bytes} bytes per file"
             )
+        for key, value in query_fields(request).items():
+            fields.setdefault(key, value)
+        check_unicode(fields)
+        check_unicode(upload.filename or "", "the file's name")
         return fields, upload.filename or "", await upload.read()
     finally:
         await form.close()
 
 
 def parse_texts(fields: dict) -> tuple[list[str], bool]:
-    """The texts of ``q`` and whether it was a single string."""
-    if "q" not in fields:
-        raise ServeError(400, "missing field q: the text to translate (a string or a list of strings)")
-    q = fields["q"]
+    """The texts of ``q`` and whether it was a single string; LibreTranslate's 400 when it is missing or empty
+    (``""``, ``[]``)."""
+    q = fields.get("q")
+    if q is None or q == "" or q == []:
+        raise ServeError(400, "Invalid request: missing q parameter")
     if isinstance(q, str):
         return [q], True
     if isinstance(q, list) and all(isinstance(text, str) for text in q):
@@ -203,32 +285,42 @@ def parse_decoding(fields: dict, config: ServeConfig, max_positions: int | None 
 
 
 def check_languages(fields: dict, worker: BatchWorker) -> bool:
-    """400 unless the request's ``source`` (or "auto") and ``target`` are the model's pair; whether the source
-    is "auto" (its texts are then checked by language detection)."""
-    source, target = fields.get("source", worker.source_lang), fields.get("target", worker.target_lang)
-    for name, value in (("source", source), ("target", target)):
+    """400 unless the request's ``source`` (or "auto") and ``target`` are the model's pair, with LibreTranslate's
+    messages (a missing field, a code it does not list, a pair it does not translate); whether the source is
+    "auto" (its texts are then checked by language detection)."""
+    codes = (worker.source_lang, worker.target_lang)
+    for name in ("source", "target"):
+        value = fields.get(name)
+        if value is None or value == "":
+            raise ServeError(400, f"Invalid request: missing {name} parameter")
         if not isinstance(value, str):
             raise ServeError(
                 400, f"{name} must be a language code such as {worker.source_lang!r}, got {value!r}"
             )
+        if value not in codes and not (name == "source" and value == "auto"):
+            raise ServeError(400, f"{value} is not supported")
+    source, target = fields["source"], fields["target"]
     auto = source == "auto"
     if auto:  # one source language, which detection checks the texts against
         source = worker.source_lang
-    if (source, target) != (worker.source_lang, worker.target_lang):
+    if (source, target) != codes:
         raise ServeError(
             400,
-            f"unknown language pair {source}-{target}: this model translates {worker.source_lang} to "
-            f"{worker.target_lang} only (source {worker.source_lang!r} or 'auto', target {worker.target_lang!r}); "
-            "see GET /languages",
+            f"{language_name(target)} ({target}) is not available as a target language from "
+            f"{language_name(source)} ({source})",
         )
     return auto
 
 
+def language_name(code: str) -> str:
+    return LANGUAGE_NAMES.get(code, code)
+
+
 def parse_format(fields: dict) -> str:
     """The request's ``format``: "text" (the default) or "html"."""
-    text_format = fields.get("format", "text")
+    text_format = fields.get("format") or "text"
     if text_format not in FORMATS:
-        raise ServeError(400, f"format {text_format!r} is not supported: 'text' or 'html'")
+        raise ServeError(400, f"{text_format} format is not supported")
     return text_format
 
 
@@ -253,6 +345,11 @@ def parse_glossary(fields: dict, config: ServeConfig) -> Glossary | None:
     if len(glossary) > config.max_glossary_terms:
         raise ServeError(
             413, f"the glossary has {len(glossary)} terms; the limit is {config.max_glossary_terms}"
+        )
+    chars = sum(len(source) + len(target) for source, target in value.items())
+    if chars > config.max_glossary_chars:
+        raise ServeError(
+            413, f"the glossary's terms have {chars} characters; the limit is {config.max_glossary_chars}"
         )
     return glossary or None
 
@@ -285,16 +382,16 @@ def parse_flag(fields: dict, name: str) -> bool:
 
 
 def check_api_key(fields: dict, keys: ApiKeys) -> KeyLimits | None:
-    """403 when keys are configured and ``api_key`` is missing or not one of them; the key's limits (None when
-    no key is needed)."""
+    """When keys are configured: LibreTranslate's 400 when ``api_key`` is missing, 403 when it is not one of
+    them; the key's limits (None when no key is needed)."""
     if not keys.required:
         return None
     key = fields.get("api_key")
     if not key:
-        raise ServeError(403, "missing api_key: this server needs an API key in the api_key field")
+        raise ServeError(400, "Please contact the server operator to get an API key")
     limits = keys.lookup(key) if isinstance(key, str) else None
     if limits is None:
-        raise ServeError(403, "invalid API key")
+        raise ServeError(403, "Invalid API key")
     return limits
 
 

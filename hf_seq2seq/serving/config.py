@@ -61,7 +61,8 @@ class ServeConfig:
     req_limit: int | None = None
     """LibreTranslate's ``--req-limit``: most requests per minute of one client (its API key when keys are
     configured, else its address) to ``/translate``, ``/translate_file`` and ``/detect``, a request costing one
-    per text of ``q`` as in LibreTranslate: 429 past it; an API key's own limit overrides it. None: no limit."""
+    per text of ``q`` and a file its bytes divided by the character limit (at least one), as in LibreTranslate:
+    429 past it; an API key's own limit overrides it. None: no limit."""
     batch_timeout_s: float = 120.0
     """Longest a model call may take: past it its requests get 504, the queued ones 503, new ones 503 and
     ``/health`` says "stalled" until the call returns."""
@@ -76,13 +77,37 @@ class ServeConfig:
     when it stops. Ray Serve replicas that share a node share their files through a folder given here."""
     api_keys: frozenset[str] = frozenset()
     """When not empty (or `api_keys_file` has keys), ``/translate``, ``/translate_file`` and ``/detect`` need
-    one of these in their ``api_key`` field (403 otherwise)."""
+    one of these in their ``api_key`` field (LibreTranslate's 400 without one, 403 for a wrong one)."""
     api_keys_file: str | None = None
     """A file of more API keys, each with its own limits if it says so; re-read when it changes
     (`hf_seq2seq.serving.limits`)."""
-    cors_origins: tuple[str, ...] = ()
-    """Web origins whose pages may call the API from a browser (CORS headers; "*": any, as LibreTranslate
-    answers). Empty: no CORS headers, so only pages of the server's own origin can."""
+    cors_origins: tuple[str, ...] = ("*",)
+    """Web origins whose pages may call the API from a browser (CORS headers); "*" (the default): any, as
+    LibreTranslate answers. Empty: no CORS headers, so only pages of the server's own origin can."""
+    max_document_sentences: int = 5000
+    """Most sentences one document (a file, or the HTML or glossary texts of one request) sends to the model:
+    413 past it, before the model translates any."""
+    max_document_chars: int = 200_000
+    """Most characters those sentences have together: 413 past it."""
+    max_glossary_chars: int = 20_000
+    """Most characters of a glossary's terms, sources and targets together: 413 past it (a long target term
+    put in at every match would make an answer far larger than its request)."""
+    max_answer_bytes: int = 16 << 20
+    """Largest answer: a ``/translate`` answer's JSON or a translated file (16 MiB); 413 past it."""
+    max_stored_bytes: int = 512 << 20
+    """Most bytes of translated files kept for their download, all together: the oldest are deleted to make
+    room for a new one (512 MiB)."""
+    body_timeout_s: float = 60.0
+    """Longest a request's body may take to arrive, from its first read: 408 past it, and the connection is
+    closed (a client sending a byte a second holds no connection for long)."""
+    max_key_failures: int = 30
+    """Most requests per minute with a missing or wrong API key from one address (when keys are configured):
+    past it, every request of that address gets 429 for the rest of the minute, a right key too, so keys cannot
+    be guessed at speed."""
+    public_url: str | None = None
+    """The server's address as clients reach it (e.g. ``https://translate.example.org``): ``translatedFileUrl``
+    is this plus ``/download_file/<name>``. None: the link is relative (``/download_file/<name>``), never built
+    from the request's ``Host`` header, which the client chooses."""
     decoding: Decoding = field(default_factory=Decoding)
     """The server's decoding; a request's decoding fields override it."""
     watch_disconnect: bool = True
@@ -97,6 +122,12 @@ class ServeConfig:
             "max_texts",
             "max_glossary_terms",
             "max_file_bytes",
+            "max_document_sentences",
+            "max_document_chars",
+            "max_glossary_chars",
+            "max_answer_bytes",
+            "max_stored_bytes",
+            "max_key_failures",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -113,5 +144,12 @@ class ServeConfig:
         for name in ("max_wait_ms", "arrival_gap_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.max_answer_bytes > self.max_stored_bytes:
+            raise ValueError(
+                f"max_answer_bytes ({self.max_answer_bytes}) must not be over max_stored_bytes "
+                f"({self.max_stored_bytes}): a translated file must fit in the store"
+            )
+        if not self.body_timeout_s > 0:
+            raise ValueError(f"body_timeout_s must be positive, got {self.body_timeout_s}")
         if not self.file_expiry_minutes > 0:
             raise ValueError(f"file_expiry_minutes must be positive, got {self.file_expiry_minutes}")

@@ -6,7 +6,8 @@ to French: ``0b3e...-9c1f.report_fr.docx``), the uuid unguessable, the rest the 
 werkzeug's ``secure_filename`` does (ASCII letters, digits, ``_.-``); the download is offered under the name
 without the uuid (``report_fr.docx``). A file is written under a hidden temporary name and renamed into place
 (`os.replace`, atomic), so nothing half-written is ever served; it is served for `expiry_seconds` after it was
-written (by its modification time), then deleted, by `sweep` or by the download that finds it expired.
+written (by its modification time), then deleted, by `sweep` or by the download that finds it expired. The
+files kept take at most `max_bytes` together: the oldest are deleted to make room for a new one.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 import unicodedata
 import uuid
@@ -35,6 +37,8 @@ MEDIA_TYPES = {
 """The Content-Type of each document format's download."""
 MAX_STEM = 100
 """Longest stem kept from an upload's name."""
+MAX_NAME = 200
+"""Longer than any name a store gives (a uuid, `MAX_STEM`, a language code and an extension)."""
 
 
 def safe_stem(filename: str) -> str:
@@ -61,8 +65,11 @@ class FileStore:
     """The folder of translated files (see the module docstring): `folder`, or a temporary folder of its own
     that `close` removes."""
 
-    def __init__(self, folder: str | os.PathLike[str] | None, expiry_seconds: float):
-        self.expiry_seconds = expiry_seconds
+    def __init__(
+        self, folder: str | os.PathLike[str] | None, expiry_seconds: float, max_bytes: int | None = None
+    ):
+        self.expiry_seconds, self.max_bytes = expiry_seconds, max_bytes
+        self._saving = threading.Lock()
         self.owned = folder is None
         self.folder = Path(tempfile.mkdtemp(prefix="hf-seq2seq-files-") if folder is None else folder)
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -77,15 +84,36 @@ class FileStore:
         try:
             with os.fdopen(descriptor, "wb") as file:
                 file.write(data)
-            os.replace(partial, self.folder / name)
+            with self._saving:
+                self._make_room(len(data))
+                os.replace(partial, self.folder / name)
         except BaseException:
             Path(partial).unlink(missing_ok=True)
             raise
 
+    def _make_room(self, size: int) -> None:
+        """Delete the oldest stored files until `size` more bytes fit in `max_bytes`."""
+        if self.max_bytes is None:
+            return
+        stored = []
+        for path in self.folder.iterdir():
+            try:
+                if NAME.fullmatch(path.name):
+                    stat = path.stat()
+                    stored.append((stat.st_mtime_ns, stat.st_size, path))
+            except FileNotFoundError:
+                continue
+        total = sum(size for _, size, _ in stored)
+        for _, stored_size, path in sorted(stored):
+            if total + size <= self.max_bytes:
+                break
+            path.unlink(missing_ok=True)
+            total -= stored_size
+
     def read(self, name: str) -> bytes | None:
         """The content of stored file `name`; None when no such file is served (never stored, expired, or not
         a name this store gives). An expired file is deleted."""
-        if not NAME.fullmatch(name):
+        if len(name) > MAX_NAME or not NAME.fullmatch(name):
             return None
         path = self.folder / name
         try:

@@ -15,8 +15,12 @@ together. In the server it runs in a thread of its own (the app's formats thread
   used by one thread at a time. A wait for the model thread is bounded (twice the batch timeout: the batch
   before, then this call): past it the request gets 504.
 
+A document's sentences and their characters are counted as they are sent: past `ServeConfig.max_document_sentences`
+or `ServeConfig.max_document_chars` the request gets 413 before the model sees any of them.
+
 Cancelling the request (its client gone, or the server stopping) drops the slice it waits for from the queue
-and ends its thread at the next one with `ClientGone`.
+and ends its thread at its next call of the translator (each slice of sentences, each alignment or scoring)
+with `ClientGone`.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ class BatchedTranslator(Translator):
         self.parameters, self.max_source_length = translator.parameters, translator.max_source_length
         self.worker, self.batcher, self.model_thread, self.loop = worker, batcher, model_thread, loop
         self.decoding, self.slice_sentences = decoding, slice_sentences
+        self.sentences = self.chars = 0
         self._cancelled = threading.Event()
         self._waiting: concurrent.futures.Future | None = None
 
@@ -70,6 +75,7 @@ class BatchedTranslator(Translator):
         """Translations of `sentences` by the batcher (the request's decoding unless `decoding` is given);
         `batch_size`, `max_source_length` and `progress` are the batcher's and the worker's to decide."""
         decoding = decoding or self.decoding
+        self._count(sentences)
         out: list[str] = []
         for start in range(0, len(sentences), self.slice_sentences):
             part = list(sentences[start : start + self.slice_sentences])
@@ -89,7 +95,30 @@ class BatchedTranslator(Translator):
         """The worker's `Translator.score` (with the same arguments), on the model thread."""
         return self._on_model_thread(self.worker.translator.score, sources, targets, *args, **kwargs)
 
+    def _count(self, sentences: Sequence[str]) -> None:
+        """Count `sentences` against the document's limits (413 past them)."""
+        self._check()
+        config = self.batcher.config
+        self.sentences += len(sentences)
+        self.chars += sum(map(len, sentences))
+        if self.sentences > config.max_document_sentences:
+            raise ServeError(
+                413, f"the document has more than {config.max_document_sentences} sentences to translate"
+            )
+        if self.chars > config.max_document_chars:
+            raise ServeError(
+                413,
+                f"the document has more than {config.max_document_chars} characters to translate "
+                f"({self.chars} so far)",
+            )
+
+    def _check(self) -> None:
+        """`ClientGone` once the request is cancelled."""
+        if self._cancelled.is_set():
+            raise ClientGone()
+
     def _on_model_thread(self, function, *args, **kwargs):
+        self._check()
         timeout = 2 * self.batcher.config.batch_timeout_s
         try:
             return self._wait(self.model_thread.submit(function, *args, **kwargs), timeout)

@@ -162,6 +162,17 @@ class RateLimiter:
         times.extend([now] * cost)
         return None
 
+    def over(self, client: str, limit: int) -> float | None:
+        """The seconds until `client` is under `limit` again when it has reached it in the last window, else
+        None; counts nothing."""
+        now = self.clock()
+        times = self._times.get(client)
+        while times and times[0] <= now - WINDOW_SECONDS:
+            times.popleft()
+        if not times or len(times) < limit:
+            return None
+        return times[len(times) - limit] + WINDOW_SECONDS - now
+
     def _sweep(self, now: float) -> None:
         """Forget the clients with no request in the last window."""
         self._swept = now

@@ -128,9 +128,15 @@ def serve_config(args: dict, decoding: dict) -> ServeConfig:
             value = frozenset(items) if name == "api_keys" else tuple(items)
         elif name == "watch_disconnect":
             value = _flag(value)
-        elif name in ("max_wait_ms", "arrival_gap_ms", "file_expiry_minutes", "batch_timeout_s"):
+        elif name in (
+            "max_wait_ms",
+            "arrival_gap_ms",
+            "file_expiry_minutes",
+            "batch_timeout_s",
+            "body_timeout_s",
+        ):
             value = float(value)
-        elif name in ("file_dir", "api_keys_file"):
+        elif name in ("file_dir", "api_keys_file", "public_url"):
             value = str(value)
         else:
             value = int(value)

@@ -81,25 +81,34 @@ def require(module: str, package: str, extension: str) -> ModuleType:
 
 
 UNPACKED_LIMIT = 256 << 20
-"""The most a zipped document (PowerPoint, OpenDocument, EPUB) may unpack to: beyond, it is refused (a zip
-bomb); a fixed ceiling, not a multiple of the file's size, so that no upload unpacks to more."""
+"""The most a zipped document (Word, PowerPoint, OpenDocument, EPUB) may unpack to, pictures included: beyond, it
+is refused (a zip bomb); a fixed ceiling, not a multiple of the file's size, so that no upload unpacks to more."""
+MARKUP_LIMIT = 16 << 20
+"""The most its markup (the XML and XHTML parts, which are parsed and translated) may unpack to: more is a zip bomb
+or more text than a document to translate holds; parsing and reading it is what costs (docs/serving.md)."""
+MARKUP_SUFFIXES = (".xml", ".rels", ".xhtml", ".html", ".htm", ".opf", ".ncx")
 DAMAGED = (zipfile.BadZipFile, zlib.error, KeyError, ValueError, SyntaxError, EOFError, NotImplementedError)
 """What zipfile and lxml (and the format libraries on them) raise on a file that is not a whole document."""
 
 
 def open_archive(data: bytes, what: str) -> zipfile.ZipFile:
     """The zip archive of a document, or `DocumentError` for one that is not a zip archive or would unpack to
-    more than `UNPACKED_LIMIT` (`what`: its kind with an article, for messages: "an EPUB e-book (.epub)")."""
+    more than `UNPACKED_LIMIT`, its markup to more than `MARKUP_LIMIT` (`what`: its kind with an article, for
+    messages: "an EPUB e-book (.epub)")."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except DAMAGED as error:
         raise DocumentError(f"not {what}, or a damaged one: {error}") from None
-    unpacked = sum(item.file_size for item in archive.infolist())
-    if unpacked > UNPACKED_LIMIT:
-        raise DocumentError(
-            f"{what} of {len(data):,} bytes that unpacks to {unpacked:,} is refused: more than "
-            f"{UNPACKED_LIMIT:,} bytes (a zip bomb?)"
-        )
+    items = archive.infolist()
+    unpacked = sum(item.file_size for item in items)
+    markup = sum(item.file_size for item in items if item.filename.lower().endswith(MARKUP_SUFFIXES))
+    for size, limit, of in ((unpacked, UNPACKED_LIMIT, ""), (markup, MARKUP_LIMIT, " of markup")):
+        if size > limit:
+            archive.close()
+            raise DocumentError(
+                f"{what} of {len(data):,} bytes that unpacks to {size:,}{of} is refused: more than "
+                f"{limit:,} bytes{of} (a zip bomb?)"
+            )
     return archive
 
 

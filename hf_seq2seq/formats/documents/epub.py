@@ -7,7 +7,7 @@ with its compression (the `mimetype` first and stored, as EPUB requires).
 
 The package document is found through `META-INF/container.xml` and read without loading DTDs or resolving
 entities. A file that is not an EPUB, a content document that is not UTF-8, or a file that would unpack to
-more than `hf_seq2seq.formats.documents.base.UNPACKED_LIMIT` is a `DocumentError`.
+more than `hf_seq2seq.formats.documents.base`'s limits is a `DocumentError`.
 
 Not ebooklib: it rebuilds the whole book on writing (the package document, the navigation, the file names), and
 a translation should change the text and nothing else.

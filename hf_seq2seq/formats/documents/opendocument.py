@@ -13,7 +13,7 @@ compression (the `mimetype` first and stored, as OpenDocument requires): `conten
 translated where they hold text, every other file byte for byte. The XML is read without loading DTDs or
 resolving entities, and a part that declares a DTD (whose entities could point at files or grow without end)
 is refused. A damaged file, or one that would unpack to more than
-`hf_seq2seq.formats.documents.base.UNPACKED_LIMIT`, is a `DocumentError`.
+`hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
 
 Not the odfpy library: its model of a document is generated from the OpenDocument schema and rewrites the
 whole file on saving; the few elements that hold text are simpler to reach with lxml, which python-docx and

@@ -7,7 +7,7 @@ again with a copy of its properties (`a:rPr`), none that had words left empty. L
 (`a:fld`: a slide number, a date, kept with their text) and anything else in a paragraph are kept and moved
 with the words; the paragraph's properties (`a:pPr`, `a:endParaRPr`) stay where they are. Slide layouts and
 masters (the placeholders' prompts) are not translated. A damaged file, or one that would unpack to more than
-`hf_seq2seq.formats.documents.base.UNPACKED_LIMIT`, is a `DocumentError`.
+`hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
 """
 
 from __future__ import annotations

@@ -23,21 +23,27 @@ follows the words:
 The paragraph's properties (style, alignment, numbering, spacing) are untouched; a paragraph with no letter
 (empty, an image alone, a number) is left exactly as it was. Footnotes, endnotes and comments are translated
 like the body (their parts read as XML through python-docx's part factory). A damaged file, or one that would
-unpack to far more than its size (`MAX_EXPANSION`), is a `DocumentError`.
+unpack to more than `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
 """
 
 from __future__ import annotations
 
 import copy
 import io
-import zipfile
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 
 from hf_seq2seq.engines.alignment import word_spans
 from hf_seq2seq.formats.aligned import AlignedTranslation
-from hf_seq2seq.formats.documents.base import DocumentError, DocumentFormat, Job, has_words, require
+from hf_seq2seq.formats.documents.base import (
+    DAMAGED,
+    DocumentError,
+    DocumentFormat,
+    Job,
+    has_words,
+    open_archive,
+    require,
+)
 from hf_seq2seq.formats.spans import Span, fit_target, project_spans
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -49,11 +55,6 @@ BREAKS = frozenset(
     [*(W + tag for tag in ("tab", "ptab", "br", "cr", "drawing", "pict", "object")), ALTERNATE_CONTENT]
 )
 """Run content that stands between words (a tab, a line break, a picture)."""
-MAX_EXPANSION, EXPANSION_FLOOR = 200, 64 << 20
-"""A file that says it unpacks to more than 200 times its size plus 64 MiB is refused (a zip bomb): Word's XML
-deflates about 10 times, pictures hardly at all."""
-DAMAGED = (zipfile.BadZipFile, zlib.error, KeyError, ValueError, SyntaxError, EOFError, NotImplementedError)
-"""What zipfile, lxml and python-docx raise on a file that is not a whole Word document."""
 TRANSLATED_PARTS = ("document.main", "header", "footer", "footnotes", "endnotes", "comments")
 """The parts translated, by the end of their content type (`...wordprocessingml.header+xml`)."""
 NOTES = ("footnotes", "endnotes", "comments")
@@ -97,17 +98,11 @@ class Docx(DocumentFormat):
     def translate(self, data: bytes, job: Job) -> bytes:
         docx = require("docx", "python-docx", ".docx")
         _read_notes_as_xml()
+        open_archive(data, "a Word document (.docx)").close()
         try:
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                unpacked = sum(item.file_size for item in archive.infolist())
-            bomb = unpacked > MAX_EXPANSION * len(data) + EXPANSION_FLOOR
-            document = None if bomb else docx.Document(io.BytesIO(data))
+            document = docx.Document(io.BytesIO(data))
         except DAMAGED as error:
             raise DocumentError(f"not a Word document (.docx), or a damaged one: {error}") from None
-        if bomb:
-            raise DocumentError(
-                f"a .docx of {len(data):,} bytes that unpacks to {unpacked:,} is refused (a zip bomb?)"
-            )
         paragraphs = []
         for part in document.part.package.iter_parts():
             if part.content_type.endswith(tuple(f".{name}+xml" for name in TRANSLATED_PARTS)):
