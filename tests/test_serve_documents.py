@@ -19,6 +19,7 @@ from serve_helpers import get, serving  # noqa: E402
 
 from hf_seq2seq.engines.factory import load_translator  # noqa: E402
 from hf_seq2seq.formats.documents import translate_document_bytes  # noqa: E402
+from hf_seq2seq.serving.files import MEDIA_TYPES  # noqa: E402
 
 FILES = Path(__file__).parent / "fixtures" / "documents"
 NEW = ["sld-notes.pptx", "simplestyles.odt", "ol.odp", "cnt-xhtml-support.epub"]
@@ -60,10 +61,11 @@ def test_each_new_format_round_trips_through_the_server_as_the_command_writes_it
         timeout=120,
     )  # fmt: skip
     assert answer.status_code == 200, answer.text
-    download = requests.get(answer.json()["translatedFileUrl"], timeout=30)
+    download = requests.get(server + answer.json()["translatedFileUrl"], timeout=30)  # a link relative to it
     assert download.status_code == 200
     stem, extension = name.rsplit(".", 1)
     assert download.headers["content-disposition"] == f'attachment; filename="{stem}_fr.{extension}"'
+    assert download.headers["content-type"] == MEDIA_TYPES[f".{extension}"] != "application/octet-stream"
     expected = translate_document_bytes(memorising, data, f".{extension}")
     if extension == "pptx":
         assert paragraphs(download.content) == paragraphs(expected) == paragraphs(data)

@@ -33,6 +33,10 @@ MEDIA_TYPES = {
     ".srt": "application/x-subrip; charset=utf-8",
     ".vtt": "text/vtt; charset=utf-8",
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".odt": "application/vnd.oasis.opendocument.text",
+    ".odp": "application/vnd.oasis.opendocument.presentation",
+    ".epub": "application/epub+zip",
 }
 """The Content-Type of each document format's download."""
 MAX_STEM = 100
