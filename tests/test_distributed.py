@@ -55,6 +55,7 @@ def launch_env() -> dict[str, str]:
         HF_DATASETS_OFFLINE="1",
         TOKENIZERS_PARALLELISM="false",
         PYTHONUNBUFFERED="1",
+        PYTHONFAULTHANDLER="1",  # a process stopped by SIGABRT prints every thread's Python stack
     )
 
 
@@ -82,10 +83,21 @@ def tiny_args(output_dir: Path, *extra: str) -> list[str]:
 
 
 def run_job(command: list[str], timeout: float = 240) -> str:
-    """Run a launcher to the end and return its output (both processes'), failing with its tail."""
-    done = subprocess.run(command, env=launch_env(), capture_output=True, text=True, timeout=timeout)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-6000:]
+    """Run a launcher to the end and return its output (both processes'), failing with its tail; a job still
+    running after `timeout` seconds fails with the Python stacks of its processes (where each one waits)."""
+    launcher = subprocess.Popen(
+        command, env=launch_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        output, _ = launcher.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for worker in psutil.Process(launcher.pid).children(recursive=True):
+            worker.send_signal(signal.SIGABRT)  # faulthandler (PYTHONFAULTHANDLER) prints the stacks
+        time.sleep(5)
+        launcher.kill()
+        output, _ = launcher.communicate()
+        pytest.fail(f"the job ran over {timeout} s; its stacks:\n{output[-12000:]}")
+    assert launcher.returncode == 0, output[-6000:]
     return output
 
 
