@@ -21,7 +21,7 @@ from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.glossary import Glossary, GlossaryError, apply_terms
 from hf_seq2seq.formats.markup import read_pieces, translate_html
 from hf_seq2seq.formats.spans import Span, project_spans
-from hf_seq2seq.models.transformer_mt.protected_spans import keep_protected, protected_spans
+from hf_seq2seq.models.transformer_mt.protected_spans import ProtectedSplit, protected_spans
 
 LEXICON = {
     "the": "le", "a": "un", "cat": "chat", "dog": "chien", "sees": "voit", "red": "rouge", "big": "grand",
@@ -331,19 +331,53 @@ def test_protected_spans_are_found_without_the_sentences_punctuation(sentence, s
     assert [sentence[start:end] for start, end in protected_spans(sentence)] == spans
 
 
-def test_a_protected_span_the_model_changed_or_dropped_is_put_back_as_written():
-    sources = [
-        "See https://example.com/a?b=1 now.", "Hello %(user)s, it costs 1,234.56 dollars.",
-        "Run `git status` now.", "The dog is here.", "Mail tom@example.com.",
+def test_the_model_translates_a_sentence_with_names_in_place_of_its_spans_and_its_words_between_them():
+    sentences = ["See https://example.com/a?b=1 now.", "The dog is here.", "`ls -a` and Tom's {name}.", "%s"]
+    split = ProtectedSplit(sentences)
+    assert split.pieces == [
+        "See Tom now.", "See", "now.",  # the sentence with a name in place of the span, then the words between
+        "The dog is here.",  # no span: as written
+        "Mary and Tom's Boston.", "and Tom's.",  # names the sentence does not hold; the last words end it
+    ]  # fmt: skip  # "%s": nothing to translate
+    every_name_once = [
+        "Voir Tom maintenant.",
+        "Voir.",
+        "maintenant.",
+        "Le chien est ici.",
+        "Mary et Boston de Tom.",
+        "x",
+    ]
+    assert split.join(every_name_once) == [
+        "Voir https://example.com/a?b=1 maintenant.", "Le chien est ici.", "`ls -a` et {name} de Tom.", "%s",
     ]  # fmt: skip
-    translations = [
-        "Voir https: //example.com/a? b=1 maintenant.", "Bonjour % (utilisateur) s, ça coûte 1 234,56 dollars.",
-        "Lancez maintenant.", "Le chien est ici.", "Écris.",
+    # a name dropped or repeated: the words between the spans, translated piece by piece, around the spans as
+    # written (the final punctuation the model gives a piece dropped, the case of the source's first letter)
+    names_lost = [
+        "Voir maintenant.",
+        "voir.",
+        "Maintenant !",
+        "Le chien est ici.",
+        "Marie et Boston de Tom.",
+        "Et de Tom.",
+    ]
+    assert split.join(names_lost) == [
+        "Voir https://example.com/a?b=1 maintenant.", "Le chien est ici.", "`ls -a` et de Tom {name}.", "%s",
     ]  # fmt: skip
-    assert keep_protected(sources, translations) == [
-        "Voir https://example.com/a?b=1 maintenant.", "Bonjour %(user)s, ça coûte 1,234.56 dollars.",
-        "Lancez `git status` maintenant.", "Le chien est ici.", "Écris tom@example.com.",
-    ]  # fmt: skip
+    with pytest.raises(ValueError, match="5 translations for 6 pieces"):
+        split.join(names_lost[:5])
+
+
+def test_alternatives_keep_the_spans_too():
+    from hf_seq2seq.engines.base import translate_alternatives
+
+    class Alternatives(WordTranslator):
+        def translate_hypotheses(
+            self, sentences, count, batch_size=64, decoding=None, max_source_length=None
+        ):
+            return [[f"{s} ({k})" for k in range(count)] for s in self.translate_sentences(sentences)]
+
+    found = translate_alternatives(Alternatives(LEXICON), ["the cat sees /etc/hosts", "/etc/hosts"], 2)
+    assert found == [["le chat voit /etc/hosts (0)", "le chat voit /etc/hosts (1)"], ["/etc/hosts"]]
 
 
 class Mangling(WordTranslator):

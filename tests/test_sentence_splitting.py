@@ -2,7 +2,7 @@
 text into the same sentences.
 
 The splitter itself (`models/transformer_mt/sentence_splitting.py`) is pinned on tricky texts: abbreviations,
-decimals, quotes, ellipses, line breaks, a text with no final stop, and a sentence longer than training's sources,
+decimals, quotes, ellipses, line breaks, URLs and placeholders (kept out of the model alike), a text with no final stop, and a sentence longer than training's sources,
 which is cut further at its commas. Each way of translating a text is then checked against the translations of
 exactly those sentences, each translated alone and joined back with the text's own spacing: a path that cut
 elsewhere would translate other sentences, or another number of them.
@@ -30,6 +30,10 @@ TRICKY = {
     "quotes": ('He said "Stop!" and left. "Why?" she asked. Fine.', ['He said "Stop!" and left.', '"Why?" she asked.', "Fine."]),
     "ellipses": ("Wait... what? I see... Good.", ["Wait... what?", "I see...", "Good."]),
     "line breaks": ("how are you ?\n\nthank you !\ngood morning", ["how are you ?", "thank you !", "good morning"]),
+    "protected spans": (
+        "See https://example.com/a?b=1 now. Mail tom@example.com about {count} files.",
+        ["See https://example.com/a?b=1 now.", "Mail tom@example.com about {count} files."],
+    ),
     "no final stop": ("The cat is here. The dog sat on the mat", ["The cat is here.", "The dog sat on the mat"]),
     "long sentence": (
         LONG,

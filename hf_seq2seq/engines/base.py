@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from hf_seq2seq.data.segmentation import token_length, translate_by_sentence
-from hf_seq2seq.models.transformer_mt.protected_spans import keep_protected
+from hf_seq2seq.models.transformer_mt.protected_spans import ProtectedSplit
 from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
 
 ENGINES = ("torch", "ctranslate2", "onnxruntime")
@@ -130,6 +130,23 @@ class Translator(ABC):
         return f"{type(self).__name__}(engine={self.engine!r}, precision={self.precision!r})"
 
 
+def translate_alternatives(
+    translator: Translator,
+    sentences: Sequence[str],
+    count: int,
+    batch_size: int = 64,
+    decoding: Decoding | None = None,
+) -> list[list[str]]:
+    """Up to `count` different translations of each sentence, best first (`Translator.translate_hypotheses`),
+    each with the sentence's protected spans as written (see `translate`)."""
+    split = ProtectedSplit(sentences)
+    found = translator.translate_hypotheses(split.pieces, count, batch_size, decoding)
+    ranked = zip(
+        *(split.join([each[min(k, len(each) - 1)] for each in found]) for k in range(count)), strict=True
+    )
+    return [list(dict.fromkeys(alternatives)) for alternatives in ranked]
+
+
 def translate(
     translator: Translator,
     texts: Sequence[str],
@@ -149,17 +166,17 @@ def translate(
     Sentences are batched by length to reduce padding. An empty (or blank) text translates to "". A sentence
     longer than `max_source_length` (default: the model's, `translator.max_source_length`) is truncated with
     a warning. What must not be translated (URLs, e-mail addresses, paths, inline code, placeholders, formatted
-    numbers) comes back as written (`hf_seq2seq.models.transformer_mt.protected_spans`), as from the shipped
-    pipeline.
+    numbers) is never given to the model and comes back as written: the model translates the text between
+    (`hf_seq2seq.models.transformer_mt.protected_spans`), as the shipped pipeline does.
     """
     decoding = decoding or Decoding()
     tokenizer = translator.tokenizer
 
     def translate_batch(sentences: Sequence[str]) -> list[str]:
-        translations = translator.translate_sentences(
-            sentences, batch_size, decoding, max_source_length, progress
+        split = ProtectedSplit(sentences)
+        return split.join(
+            translator.translate_sentences(split.pieces, batch_size, decoding, max_source_length, progress)
         )
-        return keep_protected(sentences, translations)
 
     if not split_sentences:
         return translate_batch(texts)

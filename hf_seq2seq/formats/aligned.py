@@ -21,7 +21,7 @@ from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.scoring import Score, joined
 from hf_seq2seq.formats.glossary import Glossary, apply_terms
-from hf_seq2seq.models.transformer_mt.protected_spans import keep_protected
+from hf_seq2seq.models.transformer_mt.protected_spans import ProtectedSplit
 from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
 
 
@@ -62,8 +62,12 @@ def translate_aligned(
     else:
         pieces = [([text] if text.strip() else [], None) for text in texts]
     sentences = [sentence for parts, _ in pieces for sentence in parts]
-    translations = translator.translate_sentences(sentences, batch_size, decoding, progress=progress)
-    translations = keep_protected(sentences, translations)
+    split = ProtectedSplit(
+        sentences
+    )  # URLs, placeholders, formatted numbers... as written, the rest translated
+    translations = split.join(
+        translator.translate_sentences(split.pieces, batch_size, decoding, progress=progress)
+    )
     matches = [glossary.find_terms(s) if glossary else [] for s in sentences]
     todo = [i for i, found in enumerate(matches) if alignments or found]
     aligned: list[Alignment | None] = [None] * len(sentences)

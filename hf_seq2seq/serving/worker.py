@@ -151,9 +151,11 @@ class TranslatorWorker(BatchWorker):
         return translate(self.translator, sentences, batch_size=len(sentences), decoding=decoding)
 
     def translate_more(self, sentences: list[str], task: Task) -> list[Hypotheses]:
+        from hf_seq2seq.engines.base import translate_alternatives
+
         size = len(sentences)
         if task.hypotheses > 1:
-            found = self.translator.translate_hypotheses(sentences, task.hypotheses, size, task.decoding)
+            found = translate_alternatives(self.translator, sentences, task.hypotheses, size, task.decoding)
         else:
             found = [[translation] for translation in self.translate(sentences, task.decoding)]
         scores = [None] * size

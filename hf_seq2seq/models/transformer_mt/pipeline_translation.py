@@ -10,7 +10,8 @@ folder built by :mod:`hf_seq2seq.hub` brings this one: the file is copied next t
 
 works as it did in transformers 4.x (``translation_<src>_to_<tgt>`` is registered as well). This file ships
 inside checkpoints: it imports only ``torch``, ``transformers`` and its siblings ``sentence_splitting.py`` and
-``protected_spans.py`` (URLs, placeholders, formatted numbers... come back as written, as from the package).
+``protected_spans.py`` (URLs, placeholders, formatted numbers... are not given to the model and come back as
+written, as from the package).
 
 A text of several sentences is split into sentences, a sentence longer than the sources of training (the
 tokenizer's ``model_max_length``, when set) is cut further to fit, and the pieces are translated as one batch and
@@ -25,7 +26,7 @@ from typing import Any
 
 from transformers import GenerationConfig, Pipeline
 
-from .protected_spans import keep_protected
+from .protected_spans import ProtectedSplit
 from .sentence_splitting import split_text, trained_length
 
 _TASK = re.compile(r"translation_([^_]+)_to_[^_]+")
@@ -92,8 +93,11 @@ class TranslationPipeline(Pipeline):
             sentences, separators = split_text(text, language, trained_length(self.tokenizer), self.length)
         else:
             sentences, separators = [text], ["", ""]
-        inputs = self.tokenizer(sentences or [""], truncation=truncation, padding=True, return_tensors="pt")
-        return {**inputs, "sentences": sentences, "separators": separators, "empty": not sentences}
+        split = ProtectedSplit(sentences)  # the model translates the text between URLs, placeholders, ...
+        inputs = self.tokenizer(
+            split.pieces or [""], truncation=truncation, padding=True, return_tensors="pt"
+        )
+        return {**inputs, "split": split, "separators": separators, "empty": not sentences}
 
     def source_language(self) -> str:
         """The ``<src>`` of the ``translation_<src>_to_<tgt>`` task the model's config registers, else "en"."""
@@ -108,19 +112,19 @@ class TranslationPipeline(Pipeline):
         return len(self.tokenizer(sentence, verbose=False)["input_ids"])
 
     def _forward(self, model_inputs: dict[str, Any], **generate_kwargs: Any) -> dict[str, Any]:
-        sources = model_inputs.pop("sentences")
+        split = model_inputs.pop("split")
         separators, empty = model_inputs.pop("separators"), model_inputs.pop("empty")
-        sentences = model_inputs["input_ids"].shape[0]
+        pieces = model_inputs["input_ids"].shape[0]
         output_ids = self.model.generate(**model_inputs, **{**self.generation_settings, **generate_kwargs})
-        # (sentences * num_return_sequences, T) -> (sentences, num_return_sequences, T)
-        output_ids = output_ids.reshape(sentences, -1, output_ids.shape[-1])
-        return {"output_ids": output_ids, "sentences": sources, "separators": separators, "empty": empty}
+        # (pieces * num_return_sequences, T) -> (pieces, num_return_sequences, T)
+        output_ids = output_ids.reshape(pieces, -1, output_ids.shape[-1])
+        return {"output_ids": output_ids, "split": split, "separators": separators, "empty": empty}
 
     def postprocess(
         self, model_outputs: dict[str, Any], clean_up_tokenization_spaces: bool = False
     ) -> list[dict[str, str]]:
         """One record per returned sequence; each text's sentences joined back with its own separators."""
-        output_ids, separators = model_outputs["output_ids"], model_outputs["separators"]
+        output_ids, separators, split = (model_outputs[key] for key in ("output_ids", "separators", "split"))
         records = []
         for k in range(output_ids.shape[1]):
             texts = self.tokenizer.batch_decode(
@@ -128,13 +132,13 @@ class TranslationPipeline(Pipeline):
                 skip_special_tokens=True,
                 clean_up_tokenization_spaces=clean_up_tokenization_spaces,
             )
-            if not model_outputs["empty"]:  # URLs, placeholders, formatted numbers... as written
-                texts = keep_protected(model_outputs["sentences"], texts)
+            if not split.pieces:  # only URLs, placeholders, ... (or nothing): the model's output is not used
+                texts = []
             if model_outputs["empty"]:
                 joined = separators[0]
             else:
                 joined = separators[0] + "".join(
-                    t.strip() + sep for t, sep in zip(texts, separators[1:], strict=True)
+                    t.strip() + sep for t, sep in zip(split.join(texts), separators[1:], strict=True)
                 )
             records.append({"translation_text": joined})
         return records

@@ -2,22 +2,26 @@
 placeholders of software strings and numbers written with a format.
 
 `protected_spans` finds them in a source sentence (`PATTERNS`, by regular expressions: a URL's trailing
-punctuation is the sentence's, not the URL's). The model translates the sentence as written, so the rest of it
-reads as it always did; `keep_protected` then checks each translation: a protected span found as written is
-left alone; one the model changed (a URL respelled, `%(name)s` as `% (nom) s`, `1,234.5` as `1 234,5`) is put
-back in place of the target words most like it (character similarity, `difflib`); one the model dropped goes
-where its relative position in the source says. It needs nothing of the engine (no alignment): each caller
-applies it to the sentences it translated: the ``translation`` pipeline (``pipeline_translation.py``) and, in the
-``hf_seq2seq`` package, `translate` (plain text: the command, the server) and `translate_aligned` (HTML, every
-document format, glossaries and alignments). It works as well on a whole text and its translation. It ships
-inside every saved folder, beside the pipeline, and imports only the standard library.
+punctuation is the sentence's, not the URL's). The model never sees them: given a span, a model translates the
+words around it badly (it never saw such tokens in training) and respells or drops the span itself.
+`ProtectedSplit` gives the model, for each sentence with spans, the sentence with a name in place of each span
+(`STAND_INS`: "Tom" for the first; a name takes the place of a URL or a path in a sentence as well as any noun) and
+the words between the spans, piece by piece; `join` puts each sentence back: the translation with the names, each
+name replaced by its span, when every name comes back exactly once; else the translated pieces in the source's
+order with the spans as written between them (the last piece translated with the sentence's final punctuation, so
+that a question stays one; each piece without the final punctuation the model gives it, its first letter in the
+source's case). A sentence without a span is translated as it is.
+
+Each caller translates `ProtectedSplit(sentences).pieces` in place of the sentences: the ``translation``
+pipeline (``pipeline_translation.py``) and, in the ``hf_seq2seq`` package, `translate` (plain text: the command,
+the server, its alternatives) and `translate_aligned` (HTML, every document format, glossaries and alignments).
+It ships inside every saved folder, beside the pipeline, and imports only the standard library.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from difflib import SequenceMatcher
 
 PATTERNS = {
     "inline code": r"`[^`\n]+`",
@@ -43,8 +47,12 @@ written with a format (`1,234.56`, `3.5%`, `2026-11-27`, `10:30`): a bare `12` i
 FIND = re.compile("|".join(f"(?:{pattern})" for pattern in PATTERNS.values()))
 TRAILING = ".,;:!?)]}'\"»”’"
 """Punctuation that ends a sentence or a clause rather than a URL or path it follows."""
-LIKE = 0.5
-"""How alike (difflib's ratio) a stretch of the translation must be to a protected span to be taken for it."""
+FINAL = ".!?…"
+"""Punctuation that ends a sentence."""
+STAND_INS = ("Tom", "Mary", "Boston", "Paris", "John")
+"""Names that stand in for the spans of a sentence, in order (those the sentence does not hold already): words a
+model copies as they are, in the grammatical place of a URL, a path or a placeholder."""
+WORD = re.compile(r"\w")
 
 
 def protected_spans(sentence: str) -> list[tuple[int, int]]:
@@ -65,92 +73,92 @@ def protected_spans(sentence: str) -> list[tuple[int, int]]:
     return out
 
 
-def keep_protected(sources: Sequence[str], translations: Sequence[str]) -> list[str]:
-    """`translations` with every protected span of its source (`protected_spans`) in it as written (see the
-    module docstring); a translation whose source has none comes back as it is."""
-    return [_kept(source, translation) for source, translation in zip(sources, translations, strict=True)]
+class ProtectedSplit:
+    """`sentences` with their protected spans held out of the model: `pieces`, the text for the model to
+    translate, and `join(translations)`, each sentence's translation with its spans as written (see the module
+    docstring)."""
+
+    def __init__(self, sentences: Sequence[str]):
+        self.pieces: list[str] = []
+        self.plans = [self._plan(sentence) for sentence in sentences]
+
+    def _add(self, text: str) -> int:
+        self.pieces.append(text)
+        return len(self.pieces) - 1
+
+    def _plan(self, sentence: str) -> _Plan:
+        offsets = protected_spans(sentence)
+        if not offsets:
+            return _Plan(self._add(sentence))
+        spans = [sentence[start:end] for start, end in offsets]
+        cuts = [0, *(offset for span in offsets for offset in span), len(sentence)]
+        texts = [sentence[cuts[k] : cuts[k + 1]] for k in range(0, len(cuts), 2)]  # before, between, after
+        final = sentence.rstrip()[-1:] if sentence.rstrip()[-1:] in FINAL else ""
+        names = [name for name in STAND_INS if not _named(name).search(sentence)][: len(spans)]
+        if len(names) < len(spans) or not any(WORD.search(text) for text in texts):
+            return _Plan(None, {}, self._cut(texts, spans, final))
+        masked = self._add(
+            "".join(part for k, text in enumerate(texts) for part in (text, *names[k : k + 1]))
+        )
+        return _Plan(masked, dict(zip(names, spans, strict=True)), self._cut(texts, spans, final))
+
+    def _cut(self, texts: list[str], spans: list[str], final: str) -> list[str | tuple[int, bool | None]]:
+        """The sentence (`texts` around `spans`) as text kept as written (spans, spacing, punctuation) and
+        `(piece, case)` places for the translations of the words between; the last words are translated with the
+        sentence's `final` punctuation. `case` True/False puts a translation's first letter in upper/lower case
+        as the source's, None leaves it."""
+        wordy = [k for k, text in enumerate(texts) if WORD.search(text)]
+        cut: list[str | tuple[int, bool | None]] = []
+        for k, text in enumerate(texts):
+            if k in wordy:
+                first, last = WORD.search(text).start(), len(text) - WORD.search(text[::-1]).start()
+                core = text[first:last]
+                piece = self._add(core + final if k == wordy[-1] else core)
+                case = False if core[0].islower() else (True if core[0].isupper() and k == 0 else None)
+                cut += [text[:first], (piece, case), text[last:]]
+            else:
+                cut.append(text)
+            cut += spans[k : k + 1]
+        return cut
+
+    def join(self, translations: Sequence[str]) -> list[str]:
+        """Each sentence's translation, from `translations` of `pieces` in order."""
+        if len(translations) != len(self.pieces):
+            raise ValueError(f"{len(translations)} translations for {len(self.pieces)} pieces")
+        return [plan.join(translations) for plan in self.plans]
 
 
-def _kept(source: str, translation: str) -> str:
-    spans = [source[start:end] for start, end in protected_spans(source)]
-    if not spans or not translation.strip():
-        return translation
-    core = translation.strip()
-    tokens = re.split(r"(\s+)", core)
-    words, gaps = tokens[0::2], tokens[1::2]  # the whitespace between words kept as it was (line breaks)
-    taken = [False] * len(words)  # target words that already are a protected span
-    missing = []
-    for k, span in enumerate(spans):
-        place = _find(words, taken, span)
-        if place is None:
-            missing.append(k)
-        else:
-            taken[place[0] : place[1]] = [True] * (place[1] - place[0])
-    for k in missing:
-        span = spans[k]
-        like = _most_alike(words, taken, span)
-        if like is not None:
-            start, end, lead, trail = like
-            words[start:end], taken[start:end], gaps[start : end - 1] = [lead + span + trail], [True], []
-            continue
-        # dropped: where its relative position in the source puts it, before the sentence's final punctuation
-        middle = max(source.find(span), 0) + len(span) / 2
-        position = round(len(words) * middle / max(len(source), 1))
-        while position < len(words) and taken[position]:
-            position += 1
-        last = words[-1] if position >= len(words) else ""
-        stem = last.rstrip(".!?…")
-        if last and stem != last:
-            words[-1:], taken[-1:] = (
-                ([stem, span + last[len(stem) :]], [False, True]) if stem else ([span, last], [True, False])
-            )
-            gaps.append(" ")
-        else:
-            gaps.insert(position if position < len(words) else position - 1, " ")
-            words.insert(position, span)
-            taken.insert(position, True)
-    body = "".join(word + gap for word, gap in zip(words, [*gaps, ""], strict=True))
-    return (
-        translation[: len(translation) - len(translation.lstrip())]
-        + body
-        + translation[len(translation.rstrip()) :]
-    )
+class _Plan:
+    """How one sentence's translation is put together: `stand_in`, the piece of the sentence with each span
+    replaced by a name (`spans`: name -> span), used when each name comes back once; else `cut`, the words between
+    the spans translated piece by piece. A sentence without a span: `stand_in` is the sentence itself."""
 
+    def __init__(self, stand_in: int | None, spans: dict[str, str] | None = None, cut: list | None = None):
+        self.stand_in, self.spans, self.cut = stand_in, spans or {}, cut
 
-def _find(words: list[str], taken: list[bool], span: str) -> tuple[int, int] | None:
-    """The words (not yet taken) holding `span` exactly, with at most punctuation around it."""
-    size = span.count(" ") + 1
-    for start in range(len(words) - size + 1):
-        if any(taken[start : start + size]):
-            continue
-        stretch = " ".join(words[start : start + size])
-        at = stretch.find(span)
-        if at >= 0 and not _wordy(stretch[:at]) and not _wordy(stretch[at + len(span) :]):
-            return start, start + size
-    return None
-
-
-def _wordy(text: str) -> bool:
-    return any(char.isalnum() for char in text)
-
-
-def _most_alike(words: list[str], taken: list[bool], span: str) -> tuple[int, int, str, str] | None:
-    """The stretch of free words most like `span` (at least `LIKE`): `(start, end, punctuation before it,
-    punctuation after it)`, or None."""
-    size = span.count(" ") + 1
-    best, found = LIKE, None
-    # punctuation around the stretch stays around it, unless the span itself begins or ends with it
-    opening, closing = "".join(set("([{«“‘\"'") - {span[0]}), "".join(set(TRAILING) - {span[-1]})
-    for length in range(1, size + 4):
-        for start in range(len(words) - length + 1):
-            if any(taken[start : start + length]):
+    def join(self, translations: Sequence[str]) -> str:
+        if self.cut is None:
+            return translations[self.stand_in]
+        if self.stand_in is not None:
+            text = translations[self.stand_in]
+            if all(len(_named(name).findall(text)) == 1 for name in self.spans):
+                for name, span in self.spans.items():
+                    text = _named(name).sub(lambda _, span=span: span, text)
+                return text
+        parts = []
+        for part in self.cut:
+            if isinstance(part, str):
+                parts.append(part)
                 continue
-            stretch = " ".join(words[start : start + length])
-            core = stretch.lstrip(opening).rstrip(closing)
-            if not core:
-                continue
-            ratio = SequenceMatcher(None, core, span, autojunk=False).ratio()
-            if ratio > best:
-                at = stretch.find(core)
-                best, found = ratio, (start, start + length, stretch[:at], stretch[at + len(core) :])
-    return found
+            text = translations[part[0]].strip().rstrip(FINAL + " \u00a0\u202f")
+            if text and part[1] is not None and not text[:2].isupper():
+                text = (text[0].upper() if part[1] else text[0].lower()) + text[1:]
+            parts.append(text)
+        for k in range(1, len(parts) - 1):  # a piece translated to nothing leaves one space, not two
+            if not parts[k] and parts[k - 1][-1:].isspace() and parts[k + 1][:1].isspace():
+                parts[k + 1] = parts[k + 1].lstrip()
+        return "".join(parts)
+
+
+def _named(name: str) -> re.Pattern:
+    return re.compile(rf"(?<!\w){name}(?!\w)")
