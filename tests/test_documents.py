@@ -397,6 +397,18 @@ def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_or_inside_a_wo
     assert "".join(t.text for t in link.iter(W + "t")).strip() == "mon chat"  # between the words around it
 
 
+def test_with_no_word_aligned_each_formatting_lands_at_its_words_relative_place():
+    blind = Unaligned(LEXICON, frozenset("the red cat sees a big dog".split()))
+    body = docx.Document(io.BytesIO(translate_document_bytes(blind, word_document(), ".docx"))).paragraphs[1]
+    assert shape(body) == [
+        ("r", "Le ", ()),
+        ("r", "rouge", ("b", "color")),
+        ("r", " chat voit ", ()),
+        ("r", "un", ("rFonts", "i", "sz")),  # one word at least, where "a big dog" began
+        ("r", " grand chien.", ()),
+    ]
+
+
 REAL_DOCUMENTS = sorted(p for p in (FIXTURES / "real").iterdir() if p.suffix in (".html", ".docx"))
 
 
