@@ -339,27 +339,13 @@ def test_the_model_translates_a_sentence_with_names_in_place_of_its_spans_and_it
         "The dog is here.",  # no span: as written
         "Mary and Tom's Boston.", "and Tom's.",  # names the sentence does not hold; the last words end it
     ]  # fmt: skip  # "%s": nothing to translate
-    every_name_once = [
-        "Voir Tom maintenant.",
-        "Voir.",
-        "maintenant.",
-        "Le chien est ici.",
-        "Mary et Boston de Tom.",
-        "x",
-    ]
+    every_name_once = ["Voir Tom maintenant.", "Voir.", "maintenant.", "Le chien est ici.", "Mary et Boston de Tom.", "x"]  # fmt: skip
     assert split.join(every_name_once) == [
         "Voir https://example.com/a?b=1 maintenant.", "Le chien est ici.", "`ls -a` et {name} de Tom.", "%s",
     ]  # fmt: skip
     # a name dropped or repeated: the words between the spans, translated piece by piece, around the spans as
     # written (the final punctuation the model gives a piece dropped, the case of the source's first letter)
-    names_lost = [
-        "Voir maintenant.",
-        "voir.",
-        "Maintenant !",
-        "Le chien est ici.",
-        "Marie et Boston de Tom.",
-        "Et de Tom.",
-    ]
+    names_lost = ["Voir maintenant.", "voir.", "Maintenant !", "Le chien est ici.", "Marie et Boston de Tom.", "Et de Tom."]  # fmt: skip
     assert split.join(names_lost) == [
         "Voir https://example.com/a?b=1 maintenant.", "Le chien est ici.", "`ls -a` et de Tom {name}.", "%s",
     ]  # fmt: skip

@@ -33,6 +33,7 @@ from hf_seq2seq.training.time_budget import BudgetSchedule, TrainingBudget
 from hf_seq2seq.training.trainer import BudgetSeq2SeqTrainer, TranslationTrainer
 
 
+@pytest.mark.releases  # the main job at the oldest transformers too
 def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt):
     output_dir, results = tiny_run
     check_model_folder(output_dir)  # model, generation config, tokenizer and pipeline files are all there

@@ -5,7 +5,6 @@ import math
 import os
 import sys
 
-import torch
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
@@ -56,10 +55,6 @@ def main(argv: list[str] | None = None) -> dict:
         results = run(model_args, data_args, training_args, final_args)
     except PairTooLongError as error:  # the message names the flag and what to do
         raise SystemExit(f"hf-seq2seq train: {error}") from None
-    if torch.distributed.is_initialized():
-        # each process of a torchrun/accelerate job, once done: a process that leaves its process group to the
-        # interpreter's exit can hang there (gloo's worker threads), and the launcher waits for it forever
-        torch.distributed.destroy_process_group()
     if "bleu" in results:
         facts = results["training"]
         minutes = math.floor(facts["run_wall_time_s"] / 60)

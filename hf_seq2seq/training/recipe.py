@@ -218,7 +218,11 @@ def train_and_save(trainer: TranslationTrainer, checkpoint: str | None) -> dict:
     train_result = trainer.train(resume_from_checkpoint=checkpoint)
     trainer.save_model()  # the best (load_best_model_at_end) or last checkpoint, on process 0, with the tokenizer
     trainer.save_state()
-    trainer.end()  # the processes are done with each other: what follows runs on process 0 alone
+    # a barrier last (it holds no tensors): gloo's worker thread then lets go of the last all_gather's tensors
+    # while this thread waits without the GIL; a group freed with the model later holds the GIL while it waits for
+    # that thread, which needs the GIL to free them (a worker that returns at once hung so, at random)
+    trainer.accelerator.wait_for_everyone()
+    trainer.accelerator.end_training()  # the processes are done with each other: process 0 alone goes on
     facts = {
         "train_runtime_s": train_result.metrics["train_runtime"],
         "global_step": trainer.state.global_step,
