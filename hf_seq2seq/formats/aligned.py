@@ -62,9 +62,8 @@ def translate_aligned(
     else:
         pieces = [([text] if text.strip() else [], None) for text in texts]
     sentences = [sentence for parts, _ in pieces for sentence in parts]
-    split = ProtectedSplit(
-        sentences
-    )  # URLs, placeholders, formatted numbers... as written, the rest translated
+    # URLs, placeholders, formatted numbers... kept as written, out of the model's sight
+    split = ProtectedSplit(sentences)
     translations = split.join(
         translator.translate_sentences(split.pieces, batch_size, decoding, progress=progress)
     )
