@@ -274,11 +274,18 @@ def test_a_file_costs_its_bytes_over_the_character_limit_against_the_request_lim
 
 
 def test_forwarded_addresses_are_read_only_with_the_flag():
-    """The server process's part is `test_libretranslate_compat.py`'s: here, uvicorn's settings either way."""
+    """With --trust-forwarded-for the app itself reads X-Forwarded-For (so under uvicorn and Ray Serve alike):
+    three requests claiming three addresses against a limit of one a minute. uvicorn never reads the header
+    (`test_libretranslate_compat.py` sends it to a server process started without the flag)."""
     from hf_seq2seq.cli import serve
 
     for flags, trusted in (([], False), (["--trust-forwarded-for"], True)):
-        config = serve.uvicorn_config(None, serve.build_parser().parse_args(["model", *flags]))
-        assert config.proxy_headers is trusted  # off: uvicorn reads no X-Forwarded-For at all
-        if trusted:
-            assert config.forwarded_allow_ips == "*"
+        args = serve.build_parser().parse_args(["model", *flags])
+        assert serve.uvicorn_config(None, args).proxy_headers is False
+        assert serve.serve_config(args).trust_forwarded_for is trusted
+        with client(req_limit=1, trust_forwarded_for=trusted) as c:
+            statuses = [
+                c.post("/translate", json={"q": "cat"} | PAIR, headers={"X-Forwarded-For": f"203.0.113.{n}"})
+                for n in range(3)
+            ]
+        assert [r.status_code for r in statuses] == ([200] * 3 if trusted else [200, 429, 429])

@@ -238,7 +238,7 @@ def serve_config(args: argparse.Namespace) -> ServeConfig:
     return ServeConfig(
         **flags, req_limit=args.req_limit, char_limit=args.char_limit, batch_limit=args.batch_limit,
         file_dir=args.file_dir, api_keys=api_keys(), api_keys_file=keys_file, cors_origins=cors_origins(args),
-        public_url=args.public_url, decoding=decoding_from(args),
+        public_url=args.public_url, decoding=decoding_from(args), trust_forwarded_for=args.trust_forwarded_for,
     )  # fmt: skip
 
 
@@ -301,8 +301,9 @@ def run_uvicorn(loader_args: dict, config: ServeConfig, args: argparse.Namespace
 
 
 def uvicorn_config(app, args: argparse.Namespace):
-    """uvicorn's settings for `app`: X-Forwarded-For read (from any peer) only with --trust-forwarded-for;
-    uvicorn's own default trusts it from 127.0.0.1, which lets a local client claim any address."""
+    """uvicorn's settings for `app`. uvicorn reads no X-Forwarded-For (its default trusts the header from
+    127.0.0.1, which lets a local client claim any address): the app does, with --trust-forwarded-for
+    (`ServeConfig.trust_forwarded_for`)."""
     import uvicorn
 
     return uvicorn.Config(
@@ -312,8 +313,7 @@ def uvicorn_config(app, args: argparse.Namespace):
         log_level=args.log_level,
         access_log=args.access_log,
         timeout_graceful_shutdown=args.graceful_timeout,
-        proxy_headers=args.trust_forwarded_for,
-        forwarded_allow_ips="*" if args.trust_forwarded_for else None,
+        proxy_headers=False,
     )
 
 

@@ -143,6 +143,10 @@ def create_app(
 
     routes = routes_of(service)
     middleware = [Middleware(CountRequests, metrics=service.metrics, routes=routes)]
+    if service.config.trust_forwarded_for:  # the client's address from a reverse proxy's X-Forwarded-For
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        middleware.insert(0, Middleware(ProxyHeadersMiddleware, trusted_hosts="*"))
     if service.config.cors_origins:  # browser pages of other origins
         middleware.append(
             Middleware(

@@ -104,6 +104,10 @@ class ServeConfig:
     """Most requests per minute with a missing or wrong API key from one address (when keys are configured):
     past it, every request of that address gets 429 for the rest of the minute, a right key too, so keys cannot
     be guessed at speed."""
+    trust_forwarded_for: bool = False
+    """Take the client's address (for the request limits) from ``X-Forwarded-For``, as a reverse proxy in front
+    writes it (LibreTranslate's ``--trust-forwarded-for``); else the connection's address counts, whatever the
+    headers say. The app reads the header itself, so the same holds under uvicorn and under Ray Serve."""
     public_url: str | None = None
     """The server's address as clients reach it (e.g. ``https://translate.example.org``): ``translatedFileUrl``
     is this plus ``/download_file/<name>``. None: the link is relative (``/download_file/<name>``), never built
