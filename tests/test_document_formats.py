@@ -161,6 +161,30 @@ def test_an_odt_keeps_its_spans_and_a_word_of_several_styles(words):
         assert paragraph in content
 
 
+def test_an_odt_link_wraps_its_words_in_one_piece_inside_its_span(words):
+    """A link is a container, as a Word hyperlink is: "a bold text" -> "un texte gras" puts a word between the
+    link's two words, and the link still comes back as one element around them (before: two links, "un" and
+    "gras"), in the span it stood in, the spaces at its edges outside it."""
+    content = (
+        '<?xml version="1.0" encoding="UTF-8"?><office:document-content'
+        ' xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
+        ' xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:xlink="http://www.w3.org/1999/xlink"'
+        ' office:version="1.3"><office:body><office:text><text:p>See <text:a xlink:href="https://example.org/">a'
+        ' bold</text:a> text in <text:span text:style-name="T1">the <text:a xlink:href="https://example.org/t">'
+        "table</text:a></text:span>.</text:p></office:text></office:body></office:document-content>"
+    )
+    written = io.BytesIO()
+    with zipfile.ZipFile(written, "w") as archive:
+        archive.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        archive.writestr("content.xml", content)
+    out = odf_xml(translate_document_bytes(words, written.getvalue(), ".odt"))
+    assert (
+        '<text:p>Voyez <text:a xlink:href="https://example.org/">un texte gras</text:a> dans '
+        '<text:span text:style-name="T1">le <text:a xlink:href="https://example.org/t">tableau.</text:a>'
+        "</text:span></text:p>"
+    ) in out  # the spaces outside the links; the full stop, written on the link's word, with it
+
+
 def test_an_odt_translates_its_header_and_footer_and_its_tables(words):
     data = (FILES / "headerfooter.odt").read_bytes()
     out = translate_document_bytes(words, data, ".odt")

@@ -4,8 +4,9 @@ lists, frames, slides and their notes, footnotes, comments) and of the headers a
 rest of the file kept as it was.
 
 A paragraph is translated as one text, and what formats its words follows them as
-`hf_seq2seq.formats.documents.runs` places them: a span of a style (`text:span`) or a link (`text:a`) wraps the
-target words that take it, written again with its own attributes, none that had words left empty. Everything
+`hf_seq2seq.formats.documents.runs` places them: a span of a style (`text:span`) wraps the target words that take
+its style, and a link (`text:a`, a container as a Word hyperlink is) the target words aligned to its words, in one
+piece; each written again with its own attributes, none that had words left empty. Everything
 else in a paragraph is kept and moved with the words: spaces (`text:s`), tabs and line breaks, fields (a date, a
 page number, a user field) with their text, bookmarks, images and frames, footnotes and comments (whose own
 paragraphs are translated in turn). Every file of the archive is written back in its order with its
@@ -38,8 +39,10 @@ from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 PARAGRAPHS = (TEXT + "p", TEXT + "h")
-CONTAINERS = frozenset({TEXT + "span", TEXT + "a"})
-"""Elements that wrap text: written again around the target words that take them."""
+SPAN = TEXT + "span"
+"""A style over its text: each target word takes the spans of its source word (`Piece.style`)."""
+LINK = TEXT + "a"
+"""A link: a container (`Piece.container`) around the target words aligned to its words."""
 SPACES = frozenset({TEXT + "s", TEXT + "tab", TEXT + "line-break"})
 """Kept elements that stand between words."""
 PARTS = {"content.xml": OFFICE + "body", "styles.xml": OFFICE + "master-styles"}
@@ -91,12 +94,14 @@ class OpenDocument(DocumentFormat):
 
 
 def _pieces(element, path: tuple) -> list[Piece]:
-    """The text and kept things inside `element`, each text with the containers around it (`path`, outermost
-    first) as its style, each kept thing with them too."""
+    """The text, kept things and links inside `element`, each text with the spans around it within its link or
+    paragraph (`path`, outermost first) as its style, each kept thing and link with them too."""
     pieces = [Piece(text=element.text, style=path)] if element.text else []
     for child in element:
-        if child.tag in CONTAINERS:
+        if child.tag == SPAN:
             pieces += _pieces(child, (*path, child))
+        elif child.tag == LINK:
+            pieces.append(Piece(container=(child, path), pieces=_pieces(child, ())))
         else:  # an element, a comment, an entity reference
             pieces.append(Piece(kept=(child, path), space=child.tag in SPACES))
         if child.tail:
@@ -104,29 +109,35 @@ def _pieces(element, path: tuple) -> list[Piece]:
     return pieces
 
 
-def _write(paragraph, out: list[Out]) -> None:
-    """The paragraph's content replaced by `out`: each text and kept thing inside new copies of its containers,
-    a container opened again where the one before it closed."""
-    for child in list(paragraph):
-        paragraph.remove(child)
-    paragraph.text = None
-    open_: list[tuple] = [(None, paragraph)]  # (source container, its copy), the paragraph at the bottom
+def _write(parent, out: list[Out]) -> None:
+    """`parent`'s content (a paragraph's, a link's) replaced by `out`: each text, kept thing and link inside new
+    copies of its spans, a span opened again where the one before it closed."""
+    for child in list(parent):
+        parent.remove(child)
+    parent.text = None
+    open_: list[tuple] = [(None, parent)]  # (source span, its copy), `parent` at the bottom
     for piece in out:
-        path = piece.style if piece.kept is None else piece.kept[1]
+        held = piece.kept if piece.kept is not None else piece.container
+        path = piece.style if held is None else held[1]
         depth = 0
         while depth + 1 < len(open_) and depth < len(path) and open_[depth + 1][0] is path[depth]:
             depth += 1
         del open_[depth + 1 :]
-        for container in path[depth:]:
-            copy = container.makeelement(container.tag, container.attrib, container.nsmap)
+        for span in path[depth:]:
+            copy = span.makeelement(span.tag, span.attrib, span.nsmap)
             open_[-1][1].append(copy)
-            open_.append((container, copy))
-        parent = open_[-1][1]
-        if piece.kept is not None:
-            element = piece.kept[0]
+            open_.append((span, copy))
+        into = open_[-1][1]
+        if piece.container is not None:
+            link = held[0]
+            copy = link.makeelement(link.tag, link.attrib, link.nsmap)
+            into.append(copy)
+            _write(copy, piece.pieces)
+        elif piece.kept is not None:
+            element = held[0]
             element.tail = None
-            parent.append(element)
-        elif len(parent):
-            parent[-1].tail = (parent[-1].tail or "") + piece.text
+            into.append(element)
+        elif len(into):
+            into[-1].tail = (into[-1].tail or "") + piece.text
         else:
-            parent.text = (parent.text or "") + piece.text
+            into.text = (into.text or "") + piece.text

@@ -19,8 +19,9 @@ paragraph back as `Out` pieces for its format to write:
   put them (at their relative place where no neighbour is aligned; one aligned to nothing first), taken from a
   look other target words still have. So no formatted run or link comes back empty. A word of several looks (H<sub>2</sub>O) that comes back as it was keeps them.
   Words of one look in a row are one piece of text, spaces between them included.
-* A space between words goes with the style of less `weight` (how much formatting it has: spaces stand outside
-  bold or underlined words), the one before on a tie.
+* A space between words stays outside a container whose edge it is (a link ends at its last word), and otherwise
+  goes with the style of less `weight` (how much formatting it has: spaces stand outside bold or underlined
+  words), the one before on a tie.
 * Kept things go after the target word aligned to the nearest source word before them (one glued inside a word
   before that word), in their order within their container, spaced as they were (a field between two spaces,
   a bookmark against a word).
@@ -169,6 +170,9 @@ def _arrange(source: _Source, result: AlignedTranslation, weight, look) -> list[
         if entry.container is not None:
             owner[ranges[k][0] : ranges[k][1]] = [k] * (ranges[k][1] - ranges[k][0])
     styles = _word_styles(source, alignment, owner, look)
+    depth: dict[int | None, int] = {None: 0}  # how many containers each container is inside, itself included
+    for k, span in enumerate(spans):  # a container's parent comes before it
+        depth[k] = depth[span.parent] + 1
     kept: dict[int, list[int]] = {}  # the kept things between target words j - 1 and j, in order
     for k, entry in enumerate(entries):
         if entry.container is None:
@@ -181,6 +185,11 @@ def _arrange(source: _Source, result: AlignedTranslation, weight, look) -> list[
         if before or after or any(entries[k].space for k in between):
             texts[j - 1] += " " if before else ""
             texts[j] = (" " if after else "") + texts[j]
+        elif depth[owner[j - 1]] != depth[owner[j]]:  # a container's edge: the space stays outside it
+            if depth[owner[j - 1]] > depth[owner[j]]:
+                texts[j] = " " + texts[j]
+            else:
+                texts[j - 1] += " "
         elif weight(styles[j - 1]) <= weight(styles[j]):
             texts[j - 1] += " "
         else:
