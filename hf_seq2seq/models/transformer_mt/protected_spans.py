@@ -52,6 +52,8 @@ FINAL = ".!?…"
 STAND_INS = ("Tom", "Mary", "Boston", "Paris", "John")
 """Names that stand in for the spans of a sentence, in order (those the sentence does not hold already): words a
 model copies as they are, in the grammatical place of a URL, a path or a placeholder."""
+NAMED = {name: re.compile(rf"(?<!\w){name}(?!\w)") for name in STAND_INS}
+"""Each stand-in as a word of its own."""
 WORD = re.compile(r"\w")
 
 
@@ -94,7 +96,7 @@ class ProtectedSplit:
         cuts = [0, *(offset for span in offsets for offset in span), len(sentence)]
         texts = [sentence[cuts[k] : cuts[k + 1]] for k in range(0, len(cuts), 2)]  # before, between, after
         final = sentence.rstrip()[-1:] if sentence.rstrip()[-1:] in FINAL else ""
-        names = [name for name in STAND_INS if not _named(name).search(sentence)][: len(spans)]
+        names = [name for name in STAND_INS if not NAMED[name].search(sentence)][: len(spans)]
         if len(names) < len(spans) or not any(WORD.search(text) for text in texts):
             return _Plan(None, {}, self._cut(texts, spans, final))
         masked = self._add(
@@ -141,9 +143,9 @@ class _Plan:
             return translations[self.stand_in]
         if self.stand_in is not None:
             text = translations[self.stand_in]
-            if all(len(_named(name).findall(text)) == 1 for name in self.spans):
+            if all(len(NAMED[name].findall(text)) == 1 for name in self.spans):
                 for name, span in self.spans.items():
-                    text = _named(name).sub(lambda _, span=span: span, text)
+                    text = NAMED[name].sub(lambda _, span=span: span, text)
                 return text
         parts = []
         for part in self.cut:
@@ -158,7 +160,3 @@ class _Plan:
             if not parts[k] and parts[k - 1][-1:].isspace() and parts[k + 1][:1].isspace():
                 parts[k + 1] = parts[k + 1].lstrip()
         return "".join(parts)
-
-
-def _named(name: str) -> re.Pattern:
-    return re.compile(rf"(?<!\w){name}(?!\w)")
