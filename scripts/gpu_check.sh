@@ -17,6 +17,9 @@
 # GPU_CHECK_COMPILE=1 adds, after the rest and beyond the 9 minutes, `hf-seq2seq measure-training` at the base
 # size: training tokens/s eager against torch.compile on this GPU (compilation not timed), and memory with and
 # without gradient checkpointing, into docs/bench/<gpu>_training_options_large.json.
+# GPU_CHECK_STEPS picks the steps (default "benchmark profile train"), so that the check can be split across calls
+# that must each end sooner: the summary is written once the benchmark's and the training's JSON are both in
+# docs/bench, from this call or an earlier one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -24,6 +27,7 @@ export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH} HF_HUB_OFFLINE=1 HF_DATASETS_
 python=${PYTHON:-python3}
 dry_run=${GPU_CHECK_DRY_RUN:-0}
 minutes=${GPU_CHECK_MINUTES:-6}
+steps=" ${GPU_CHECK_STEPS:-benchmark profile train} "
 
 fail() { echo "gpu_check.sh: $*" >&2; exit 2; }
 
@@ -59,24 +63,45 @@ run_dir=$(mktemp -d)
 bench_json=$out/${slug}_benchmark_large_bf16.json train_json=$out/${slug}_gpu_preset_${minutes}min.json
 echo "== gpu_check on $gpu ($device), $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
-started=$SECONDS
-echo "== hf-seq2seq benchmark ${benchmark_flags[*]}"
-timeout 170 "$python" -m hf_seq2seq benchmark "${benchmark_flags[@]}" --json "$bench_json"
-bench_s=$((SECONDS - started))
-
-# the gpu preset's step alone: kernels a step, the GPU's busy share, which attention kernels run, host reads
 profile_json=$out/${slug}_training_step_profile.json
-rm -f "$profile_json"
-echo "== scripts/profile_training_step.py --timed ${profile_flags[*]}"
-timeout 120 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" --json "$profile_json" \
-    || echo "gpu_check.sh: the step profile failed (the rest goes on)" >&2
+seconds_json=$out/${slug}_gpu_check_seconds.json
+[ -f "$seconds_json" ] || echo '{}' >"$seconds_json"
+took() {  # took STEP SECONDS: kept beside the JSON, for a summary written by a later call
+    "$python" -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d[sys.argv[2]] = int(sys.argv[3]);
+json.dump(d, open(p, 'w'))" "$seconds_json" "$1" "$2"
+}
 
-started=$SECONDS
-echo "== hf-seq2seq train --preset gpu ${train_flags[*]}"
-timeout $((minutes * 60 + 180)) "$python" -m hf_seq2seq train --preset gpu --data_path "$data" \
-    --output_dir "$run_dir/gpu" --disable_tqdm true "${train_flags[@]}"
-train_s=$((SECONDS - started))
-cp "$run_dir/gpu/test_results.json" "$train_json"
+if [[ $steps == *" benchmark "* ]]; then
+    started=$SECONDS
+    echo "== hf-seq2seq benchmark ${benchmark_flags[*]}"
+    timeout 170 "$python" -m hf_seq2seq benchmark "${benchmark_flags[@]}" --json "$bench_json"
+    took benchmark $((SECONDS - started))
+fi
+
+if [[ $steps == *" profile "* ]]; then
+    # the gpu preset's step alone: kernels a step, the GPU's busy share, which attention kernels run, host reads
+    rm -f "$profile_json"
+    echo "== scripts/profile_training_step.py --timed ${profile_flags[*]}"
+    timeout 120 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" --json "$profile_json" \
+        || echo "gpu_check.sh: the step profile failed (the rest goes on)" >&2
+fi
+
+if [[ $steps == *" train "* ]]; then
+    started=$SECONDS
+    echo "== hf-seq2seq train --preset gpu ${train_flags[*]}"
+    timeout $((minutes * 60 + 180)) "$python" -m hf_seq2seq train --preset gpu --data_path "$data" \
+        --output_dir "$run_dir/gpu" --disable_tqdm true "${train_flags[@]}"
+    took train $((SECONDS - started))
+    cp "$run_dir/gpu/test_results.json" "$train_json"
+fi
+
+if [ ! -f "$bench_json" ] || [ ! -f "$train_json" ]; then
+    echo "gpu_check.sh: no summary yet: it needs $bench_json and $train_json (GPU_CHECK_STEPS=\"${steps# }\")"
+    rm -rf "$run_dir"
+    exit 0
+fi
+bench_s=$("$python" -c "import json, sys; print(json.load(open(sys.argv[1])).get('benchmark', -1))" "$seconds_json")
+train_s=$("$python" -c "import json, sys; print(json.load(open(sys.argv[1])).get('train', -1))" "$seconds_json")
 
 "$python" - "$gpu" "$bench_json" "$train_json" "$out/${slug}_gpu_check.json" "$bench_s" "$train_s" \
     "${benchmark_flags[*]}" "${train_flags[*]}" "$profile_json" <<'EOF'
@@ -146,7 +171,7 @@ if "step_profile" in summary:
     print(f"  attention kernels: {s['attention_kernels'] or 'none found'}")
 print(f"wrote {summary_path}")
 EOF
-rm -rf "$run_dir"
+rm -rf "$run_dir" "$seconds_json"
 
 if [ "${GPU_CHECK_COMPILE:-0}" = 1 ]; then
     echo "== hf-seq2seq measure-training (eager against torch.compile, at the base size)"
