@@ -14,12 +14,13 @@
 # PYTHONPATH) and a Python ($PYTHON, default python3) with torch built for CUDA and the package's dependencies
 # (pip install -e . done once); nvidia-smi; the fra-eng pairs as a fra.txt, from $HF_SEQ2SEQ_FRA_ENG or at
 # shared/data/fra-eng/fra.txt in or beside the repository. GPU_CHECK_MINUTES sets the training budget (default 6).
-# GPU_CHECK_COMPILE=1 adds, after the rest and beyond the 9 minutes, `hf-seq2seq measure-training` at the base
-# size: training tokens/s eager against torch.compile on this GPU (compilation not timed), and memory with and
-# without gradient checkpointing, into docs/bench/<gpu>_training_options_large.json.
 # GPU_CHECK_STEPS picks the steps (default "benchmark profile train"), so that the check can be split across calls
 # that must each end sooner: the summary is written once the benchmark's and the training's JSON are both in
-# docs/bench, from this call or an earlier one.
+# docs/bench, from this call or an earlier one. The step "options" (not in the default; about 4 minutes more)
+# measures what could make the step faster: `hf-seq2seq measure-training` eager against torch.compile in bf16 at
+# the base size, at 64-sentence batches and at batches of 25,000 tokens, the compilation's seconds included
+# (docs/bench/<gpu>_compile_64_sentences.json, <gpu>_compile_25000_tokens.json), and the step profile again with
+# attention through the memory-efficient kernel instead of the default (<gpu>_training_step_profile_efficient.json).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -47,6 +48,8 @@ if [ "$dry_run" = 1 ]; then
         --encoder_layers 1 --decoder_layers 1 --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000
         --max_train_samples 3000 --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30
         --dataloader_num_workers 1 --num_beams 2)
+    compile_flags=(--device cpu --compile-size cpu --compile-batches 2 --repeats 1)
+    compile_batches=(4 300)
 else
     "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
         || fail "no CUDA GPU: torch.cuda.is_available() is False (torch $("$python" -c 'import torch; print(torch.__version__)')); run it on a machine with an NVIDIA GPU and a CUDA build of torch, or GPU_CHECK_DRY_RUN=1 for a rehearsal on the CPU"
@@ -56,6 +59,8 @@ else
     benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3)
     profile_flags=(--device cuda --batch-tokens 25000 --steps 10)
     train_flags=(--max_train_minutes "$minutes")
+    compile_flags=(--device cuda --compile-size large --compile-batches 4 --repeats 3)
+    compile_batches=(64 25000)
 fi
 slug=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')
 mkdir -p "$out"
@@ -84,6 +89,20 @@ if [[ $steps == *" profile "* ]]; then
     echo "== scripts/profile_training_step.py --timed ${profile_flags[*]}"
     timeout 120 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" --json "$profile_json" \
         || echo "gpu_check.sh: the step profile failed (the rest goes on)" >&2
+fi
+
+if [[ $steps == *" options "* ]]; then
+    echo "== hf-seq2seq measure-training ${compile_flags[*]} --dtype bf16 (eager against torch.compile)"
+    timeout 180 "$python" -m hf_seq2seq measure-training "${compile_flags[@]}" --skip-memory --dtype bf16 \
+        --compile-batch-size "${compile_batches[0]}" --json "$out/${slug}_compile_${compile_batches[0]}_sentences.json" \
+        || echo "gpu_check.sh: measure-training at ${compile_batches[0]} sentences failed (the rest goes on)" >&2
+    timeout 180 "$python" -m hf_seq2seq measure-training "${compile_flags[@]}" --skip-memory --dtype bf16 \
+        --compile-batch-tokens "${compile_batches[1]}" --json "$out/${slug}_compile_${compile_batches[1]}_tokens.json" \
+        || echo "gpu_check.sh: measure-training at ${compile_batches[1]} tokens failed (the rest goes on)" >&2
+    echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} --sdpa-backend efficient"
+    timeout 90 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" --sdpa-backend efficient \
+        --json "$out/${slug}_training_step_profile_efficient.json" \
+        || echo "gpu_check.sh: the step profile with the memory-efficient attention failed (the rest goes on)" >&2
 fi
 
 if [[ $steps == *" train "* ]]; then
@@ -151,14 +170,15 @@ if os.path.exists(profile_path):
     keys = ("train_tokens_per_s", "ms_per_step", "kernels_per_step", "kernel_busy_share", "attention_kernels",
             "host_reads_per_step")
     summary["step_profile"] = {key: profile[key] for key in keys}
+    summary["step_profile"]["new_shapes_train_tokens_per_s"] = profile.get("new_shapes_train_tokens_per_s")
 json.dump(summary, open(summary_path, "w"), indent=2)
 b, t = summary["benchmark"], summary["train"]
 print(f"\n== {gpu}, torch {summary['torch']}")
 print(f"benchmark ({b['matmul_peak_dtype']} matmul peak {b['matmul_peak_tflops_per_s']:.0f} TFLOP/s):")
 print(f"  training, 64 sentences: {b['train_64_sentences_ours_over_marian']:.2f}x Marian, "
-      f"{b['train_64_sentences_mfu']:.1%} of the peak")
+      f"{b['train_64_sentences_mfu']:.2%} of the peak")
 print(f"  training, {b['train_token_batch_tokens']:,}-token batches: {b['train_token_batch_tokens_per_s']:,.0f} "
-      f"tokens/s, {b['train_token_batch_mfu']:.1%} of the peak, {b['train_token_batch_ours_over_marian']:.2f}x Marian")
+      f"tokens/s, {b['train_token_batch_mfu']:.2%} of the peak, {b['train_token_batch_ours_over_marian']:.2f}x Marian")
 print(f"  generate() b=64: {b['generate_b64_ours_over_marian']:.2f}x Marian")
 print(f"train --preset gpu: {t['train_tokens']:,} tokens in {t['train_runtime_s']:.0f} s = "
       f"{t['train_tokens_per_s']:,.0f} tokens/s, {t['global_step']} steps, {t['epochs']:.1f} epochs")
@@ -168,18 +188,10 @@ if "step_profile" in summary:
     s = summary["step_profile"]
     print(f"the preset's step alone: {s['train_tokens_per_s']:,.0f} tokens/s, {s['kernels_per_step']:.0f} kernels a "
           f"step, GPU busy {s['kernel_busy_share']:.0%} of it (profiled), host reads {s['host_reads_per_step'] or 'none'}")
+    if s["new_shapes_train_tokens_per_s"]:
+        print(f"  the same batches the first time (shapes not seen before): {s['new_shapes_train_tokens_per_s']:,.0f} "
+              "tokens/s")
     print(f"  attention kernels: {s['attention_kernels'] or 'none found'}")
 print(f"wrote {summary_path}")
 EOF
 rm -rf "$run_dir" "$seconds_json"
-
-if [ "${GPU_CHECK_COMPILE:-0}" = 1 ]; then
-    echo "== hf-seq2seq measure-training (eager against torch.compile, at the base size)"
-    if [ "$dry_run" = 1 ]; then
-        options_flags=(--device cpu --memory-size cpu --memory-batch-size 8 --compile-batch-size 8
-            --compile-batches 2 --repeats 1)
-    else
-        options_flags=(--device cuda --memory-size large --compile-size large --compile-batch-size 600 --repeats 3)
-    fi
-    "$python" -m hf_seq2seq measure-training "${options_flags[@]}" --json "$out/${slug}_training_options_large.json"
-fi

@@ -6,22 +6,28 @@ launch on a GPU) in the forward, the backward and the optimizer step, with AdamW
 the host (each a wait for the GPU). The model runs as it does on a GPU (`fixed_shapes`), with autocast in bf16.
 
 Measured with `--timed` (on a GPU: `--device cuda`): the step as the `gpu` preset runs it (bf16 autocast, fused
-AdamW, gradient clipping) on batches by tokens, timed without the profiler (tokens/s, ms a step), then under
+AdamW, gradient clipping) on batches by tokens, timed without the profiler twice over the same batches: first each
+batch's shape is new (what a training's first epoch meets: on a GPU, new attention plans and allocations), then
+each has been seen (every later epoch, as the batches are cut once). Then the seen batches once more under
 `torch.profiler`: the kernels launched a step, the share of the step's wall time the GPU spends in kernels, the
-attention kernels (which SDPA backend runs), and the host reads.
+attention kernels (which SDPA backend runs), and the host reads. `--sdpa-backend` restricts
+`scaled_dot_product_attention` to one backend (`torch.nn.attention.sdpa_kernel`), to compare them.
 
     python scripts/profile_training_step.py                       # the base model, a batch of 1,000 tokens
     python scripts/profile_training_step.py --d-model 256 --layers 3 --ffn-dim 1024 --heads 4
     python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --json profile.json
+    python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --sdpa-backend efficient
 """
 
 import argparse
+import contextlib
 import json
 import time
 from collections import Counter
 from unittest import mock
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -59,13 +65,25 @@ def host_reads() -> tuple[Counter, list]:
     return reads, patches
 
 
-def timed_step(config: TransformerMTConfig, device: str, batch_tokens: int, steps: int) -> dict:
+SDPA_BACKENDS = {
+    "cudnn": SDPBackend.CUDNN_ATTENTION,
+    "flash": SDPBackend.FLASH_ATTENTION,
+    "efficient": SDPBackend.EFFICIENT_ATTENTION,
+    "math": SDPBackend.MATH,
+}
+
+
+def timed_step(
+    config: TransformerMTConfig, device: str, batch_tokens: int, steps: int, sdpa_backend: str | None = None
+) -> dict:
     """The `--timed` figures of the preset's step on `device` (see the module's text)."""
     torch.manual_seed(0)
     model = TransformerMTForConditionalGeneration(config).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    batches = make_token_batches(2 * steps + 3, batch_tokens, config.vocab_size, device, seed=0)
-    n_tokens = sum(tokens(batch) for batch in batches[3 : 3 + steps])
+    batches = make_token_batches(steps + 3, batch_tokens, config.vocab_size, device, seed=0)
+    warm_up, measured = batches[:3], batches[3:]
+    n_tokens = sum(tokens(batch) for batch in measured)
+    backend = sdpa_kernel(SDPA_BACKENDS[sdpa_backend]) if sdpa_backend else contextlib.nullcontext()
 
     def step(batch: dict) -> None:
         with torch.autocast(device.split(":")[0], dtype=torch.bfloat16):
@@ -75,37 +93,39 @@ def timed_step(config: TransformerMTConfig, device: str, batch_tokens: int, step
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
-    for batch in batches[:3]:  # warm-up: the optimizer's state, the allocator, the kernels' choices
-        step(batch)
-    synchronize(device)
-    started = time.perf_counter()
-    for batch in batches[3 : 3 + steps]:
-        step(batch)
-    synchronize(device)
-    seconds = time.perf_counter() - started
-    reads, patches = host_reads()
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
-    for patch in patches:
-        patch.start()
-    try:
-        with profile(activities=activities) as profiler:
-            profiled_start = time.perf_counter()
-            for batch in batches[3 + steps :]:
-                step(batch)
-            synchronize(device)
-            profiled_seconds = time.perf_counter() - profiled_start
-    finally:
+    def seconds_over(batches: list[dict]) -> float:
+        synchronize(device)
+        started = time.perf_counter()
+        for batch in batches:
+            step(batch)
+        synchronize(device)
+        return time.perf_counter() - started
+
+    with backend:
+        seconds_over(warm_up)  # the optimizer's state, the allocator's first blocks, the kernels' choices
+        new_shapes, seen_shapes = seconds_over(measured), seconds_over(measured)
+        reads, patches = host_reads()
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
         for patch in patches:
-            patch.stop()
+            patch.start()
+        try:
+            with profile(activities=activities) as profiler:
+                profiled_seconds = seconds_over(measured)
+        finally:
+            for patch in patches:
+                patch.stop()
     kernels = [e for e in profiler.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
     attention_words = ("flash", "fmha", "attention", "efficient", "cudnn", "sdpa")
     return {
         "device": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
         "torch": torch.__version__,
+        "sdpa_backend": sdpa_backend or "default",
         "batch_tokens": batch_tokens,
-        "sentences_per_batch": [len(batch["input_ids"]) for batch in batches[3 : 3 + steps]],
-        "train_tokens_per_s": n_tokens / seconds,
-        "ms_per_step": 1000 * seconds / steps,
+        "sentences_per_batch": [len(batch["input_ids"]) for batch in measured],
+        "train_tokens_per_s": n_tokens / seen_shapes,
+        "ms_per_step": 1000 * seen_shapes / steps,
+        "new_shapes_train_tokens_per_s": n_tokens / new_shapes,
+        "new_shapes_ms_per_step": 1000 * new_shapes / steps,
         "profiled_ms_per_step": 1000 * profiled_seconds / steps,
         "kernels_per_step": sum(e.count for e in kernels) / steps,
         "kernel_busy_share": sum(e.self_device_time_total for e in kernels) / 1e6 / profiled_seconds,
@@ -130,7 +150,10 @@ def main() -> None:
     p.add_argument("--batch-tokens", type=int, default=1000)
     p.add_argument("--device", default="cpu")
     p.add_argument("--timed", action="store_true", help="time and profile the step (see the module's text)")
-    p.add_argument("--steps", type=int, default=10, help="--timed: steps timed, and as many profiled")
+    p.add_argument("--steps", type=int, default=10, help="--timed: batches timed (twice), then profiled")
+    p.add_argument(
+        "--sdpa-backend", choices=sorted(SDPA_BACKENDS), help="--timed: attention through this one only"
+    )
     p.add_argument("--json", help="--timed: also write the figures here")
     args = p.parse_args()
     config = TransformerMTConfig(
@@ -147,7 +170,7 @@ def main() -> None:
         label_smoothing=0.1,
     )
     if args.timed:
-        figures = timed_step(config, args.device, args.batch_tokens, args.steps)
+        figures = timed_step(config, args.device, args.batch_tokens, args.steps, args.sdpa_backend)
         print(json.dumps(figures, indent=2))
         if args.json:
             with open(args.json, "w") as f:

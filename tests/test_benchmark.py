@@ -114,3 +114,30 @@ def test_training_is_measured_on_token_batches_against_the_peak_of_its_dtype(mon
         )
     output = capsys.readouterr().out
     assert "bf16 matmul peak" in output and "training on batches of up to 300 padded tokens" in output
+
+
+def test_measure_training_compares_compiled_and_eager_steps_on_token_batches(tmp_path, capsys):
+    """`hf-seq2seq measure-training` as the GPU check runs it: the preset's autocast and batches by tokens (each
+    of another shape), the compiled model's first pass (its compilation) reported beside its speed."""
+    from hf_seq2seq.cli.measure_training import main as measure_training
+
+    out = tmp_path / "options.json"
+    result = measure_training(
+        ["--device", "cpu", "--memory-size", "cpu", "--memory-batch-size", "2", "--compile-batches", "3",
+         "--compile-batch-tokens", "300", "--compile-backend", "aot_eager", "--dtype", "bf16", "--repeats", "1",
+         "--json", str(out)]
+    )  # fmt: skip
+    speed = json.loads(out.read_text())["compile"]
+    assert speed == result["compile"]
+    assert speed["dtype"] == "bf16" and speed["batch_tokens"] == 300 and speed["backend"] == "aot_eager"
+    assert len(set(speed["sentences_per_batch"])) > 1  # batches by tokens: as many sentences as fit
+    assert speed["eager_tokens_per_s"] > 0 and speed["compiled_tokens_per_s"] > 0
+    assert set(speed["warm_up_seconds"]) == {"eager", "compiled"}
+    assert "first pass, compiling" in capsys.readouterr().out
+    assert result["memory"]["with_checkpointing_mb"] > 0
+    speed_only = measure_training(
+        ["--device", "cpu", "--skip-memory", "--compile-batches", "2", "--compile-batch-size", "4",
+         "--compile-backend", "eager", "--repeats", "1"]
+    )  # fmt: skip
+    assert speed_only["memory"] is None and speed_only["compile"]["batch_size"] == 4
+    assert "peak memory" not in capsys.readouterr().out

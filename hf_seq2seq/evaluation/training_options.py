@@ -8,11 +8,12 @@ from dataclasses import asdict
 
 import torch
 
-from hf_seq2seq.evaluation.benchmark_choices import SIZES
+from hf_seq2seq.evaluation.benchmark_choices import DTYPES, SIZES
 from hf_seq2seq.evaluation.measuring import (
     build_models,
     interleaved,
     make_batches,
+    make_token_batches,
     peak_memory,
     timed,
     tokens,
@@ -21,11 +22,15 @@ from hf_seq2seq.evaluation.measuring import (
 
 
 def measure_training_options(
-    memory_size: str = "large",
+    memory_size: str | None = "large",
     memory_batch_size: int = 256,
     compile_size: str = "cpu",
     compile_batch_size: int = 128,
     compile_batches: int = 8,
+    compile_batch_tokens: int | None = None,
+    compile_backend: str = "inductor",
+    compile_mode: str | None = None,
+    dtype: str = "fp32",
     repeats: int = 5,
     device: str | None = None,
 ) -> dict:
@@ -33,23 +38,41 @@ def measure_training_options(
 
     Memory: peak memory of three training steps (forward, backward, AdamW) of `memory_batch_size` pairs at
     `memory_size` (default: the `gpu` preset's base model and batch), without and with checkpointing, each in
-    a fresh process (see `hf_seq2seq.evaluation.measuring.peak_memory` for what is measured on CPU and CUDA).
-    Speed: training tokens/s of eager and `torch.compile`d copies of one model at `compile_size`, after a
-    full warm-up pass each (compilation and recompilation for new shapes excluded), measured in turn.
+    a fresh process (see `hf_seq2seq.evaluation.measuring.peak_memory` for what is measured on CPU and CUDA);
+    not measured with `memory_size` None.
+    Speed: training tokens/s of eager and `torch.compile`d copies of one model at `compile_size`, with autocast
+    to `dtype` (`DTYPES`: "bf16" as the `gpu` preset), after a full warm-up pass each, measured in turn. The batches
+    are `compile_batches` of `compile_batch_size` sentences, or with `compile_batch_tokens` batches by tokens as
+    `--max_tokens_per_batch` makes them (each of another shape, as in training). The warm-up pass's seconds are
+    reported too: for the compiled model they hold the compilation and the recompilations for new shapes, which a
+    time-budgeted training pays out of its budget.
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    memory_sizes = SIZES[memory_size]
-    memory = {
-        key: peak_memory("ours", memory_sizes, device, memory_batch_size, None, checkpointing=on) / 2**20
-        for key, on in (("without_checkpointing_mb", False), ("with_checkpointing_mb", True))
-    }
+    memory = None
+    if memory_size is not None:
+        sizes = SIZES[memory_size]
+        memory = {"size": memory_size, "sizes": asdict(sizes), "batch_size": memory_batch_size} | {
+            key: peak_memory("ours", sizes, device, memory_batch_size, None, checkpointing=on) / 2**20
+            for key, on in (("without_checkpointing_mb", False), ("with_checkpointing_mb", True))
+        }
     compile_sizes = SIZES[compile_size]
+    autocast_dtype = getattr(torch, DTYPES[dtype]) if DTYPES[dtype] else None
     eager = build_models(compile_sizes, device, names=("ours",))["ours"]
-    compiled = torch.compile(build_models(compile_sizes, device, names=("ours",))["ours"])
-    batches = make_batches(compile_batches, compile_batch_size, compile_sizes.vocab_size, device, seed=1)
-    steps = {"eager": train_step_fn(eager, device, None), "compiled": train_step_fn(compiled, device, None)}
-    for step in steps.values():
-        timed(step, batches, device)
+    compiled = torch.compile(
+        build_models(compile_sizes, device, names=("ours",))["ours"],
+        backend=compile_backend,
+        mode=compile_mode,
+    )
+    vocab_size = compile_sizes.vocab_size
+    if compile_batch_tokens:
+        batches = make_token_batches(compile_batches, compile_batch_tokens, vocab_size, device, seed=1)
+    else:
+        batches = make_batches(compile_batches, compile_batch_size, vocab_size, device, seed=1)
+    steps = {
+        "eager": train_step_fn(eager, device, autocast_dtype),
+        "compiled": train_step_fn(compiled, device, autocast_dtype),
+    }
+    warm_up = {name: timed(step, batches, device) for name, step in steps.items()}
     seconds = interleaved(steps, batches, repeats, device)
     n_tokens = sum(tokens(b) for b in batches)
     return {
@@ -57,34 +80,50 @@ def measure_training_options(
         "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor(),
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
-        "memory": {
-            "size": memory_size,
-            "sizes": asdict(memory_sizes),
-            "batch_size": memory_batch_size,
-            **memory,
-        },
+        "memory": memory,
         "compile": {
             "size": compile_size,
             "sizes": asdict(compile_sizes),
-            "batch_size": compile_batch_size,
+            "batch_size": None if compile_batch_tokens else compile_batch_size,
+            "batch_tokens": compile_batch_tokens,
+            "sentences_per_batch": [len(b["input_ids"]) for b in batches],
+            "dtype": dtype,
+            "backend": compile_backend,
+            "mode": compile_mode,
             "eager_tokens_per_s": n_tokens / seconds["eager"],
             "compiled_tokens_per_s": n_tokens / seconds["compiled"],
+            "warm_up_seconds": warm_up,
         },
     }
 
 
 def format_training_options(result: dict) -> str:
     memory, speed = result["memory"], result["compile"]
-    return "\n".join(
-        [
-            f"device={result['device']} ({result['device_name'] or 'cpu'}), {result['threads']} threads, "
-            f"torch {result['torch']}",
+    warm_up = speed["warm_up_seconds"]
+    if speed["batch_tokens"]:
+        batch = f"batches of up to {speed['batch_tokens']:,} tokens ({min(speed['sentences_per_batch'])}-"
+        batch += f"{max(speed['sentences_per_batch'])} sentences)"
+    else:
+        batch = f"batch {speed['batch_size']}"
+    lines = [
+        f"device={result['device']} ({result['device_name'] or 'cpu'}), {result['threads']} threads, "
+        f"torch {result['torch']}"
+    ]
+    if memory is not None:
+        lines += [
             f"peak memory of a training step, size={memory['size']} {memory['sizes']}, "
             f"batch {memory['batch_size']}:",
             f"  without checkpointing  {memory['without_checkpointing_mb']:8,.0f} MB",
             f"  with checkpointing     {memory['with_checkpointing_mb']:8,.0f} MB",
-            f"training throughput, size={speed['size']} {speed['sizes']}, batch {speed['batch_size']}:",
-            f"  eager                  {speed['eager_tokens_per_s']:8,.0f} tokens/s",
-            f"  torch.compile          {speed['compiled_tokens_per_s']:8,.0f} tokens/s",
+        ]
+    return "\n".join(
+        lines
+        + [
+            f"training throughput, size={speed['size']} {speed['sizes']}, {batch}, {speed['dtype']}:",
+            f"  eager                  {speed['eager_tokens_per_s']:8,.0f} tokens/s "
+            f"(first pass {warm_up['eager']:.1f} s)",
+            f"  torch.compile          {speed['compiled_tokens_per_s']:8,.0f} tokens/s "
+            f"(first pass, compiling: {warm_up['compiled']:.1f} s; backend {speed['backend']}, "
+            f"mode {speed['mode'] or 'default'})",
         ]
     )
