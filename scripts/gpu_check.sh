@@ -21,6 +21,8 @@
 # the base size, at 64-sentence batches and at batches of 25,000 tokens, the compilation's seconds included
 # (docs/bench/<gpu>_compile_64_sentences.json, <gpu>_compile_25000_tokens.json), and the step profile again with
 # attention through the memory-efficient kernel instead of the default (<gpu>_training_step_profile_efficient.json).
+# GPU_CHECK_TRAIN_FLAGS adds flags to the training (e.g. "--torch_compile true"); GPU_CHECK_TAG=NAME then keeps
+# its figures apart: <gpu>_gpu_preset_6min_NAME.json and <gpu>_gpu_check_NAME.json.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -28,6 +30,8 @@ export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH} HF_HUB_OFFLINE=1 HF_DATASETS_
 python=${PYTHON:-python3}
 dry_run=${GPU_CHECK_DRY_RUN:-0}
 minutes=${GPU_CHECK_MINUTES:-6}
+read -r -a extra_train_flags <<<"${GPU_CHECK_TRAIN_FLAGS:-}"
+tag=${GPU_CHECK_TAG:+_$GPU_CHECK_TAG}
 steps=" ${GPU_CHECK_STEPS:-benchmark profile train} "
 
 fail() { echo "gpu_check.sh: $*" >&2; exit 2; }
@@ -47,7 +51,7 @@ if [ "$dry_run" = 1 ]; then
     train_flags=(--max_train_minutes 0.3 --use_cpu true --bf16 false --vocab_size 500 --d_model 64
         --encoder_layers 1 --decoder_layers 1 --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000
         --max_train_samples 3000 --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30
-        --dataloader_num_workers 1 --num_beams 2)
+        --dataloader_num_workers 1 --num_beams 2 "${extra_train_flags[@]}")
     compile_flags=(--device cpu --compile-size cpu --compile-batches 2 --repeats 1)
     compile_batches=(4 300)
 else
@@ -58,18 +62,18 @@ else
     device=cuda out=$root/docs/bench
     benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3)
     profile_flags=(--device cuda --batch-tokens 25000 --steps 10)
-    train_flags=(--max_train_minutes "$minutes")
+    train_flags=(--max_train_minutes "$minutes" "${extra_train_flags[@]}")
     compile_flags=(--device cuda --compile-size large --compile-batches 4 --repeats 3)
     compile_batches=(64 25000)
 fi
 slug=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')
 mkdir -p "$out"
 run_dir=$(mktemp -d)
-bench_json=$out/${slug}_benchmark_large_bf16.json train_json=$out/${slug}_gpu_preset_${minutes}min.json
+bench_json=$out/${slug}_benchmark_large_bf16.json train_json=$out/${slug}_gpu_preset_${minutes}min$tag.json
 echo "== gpu_check on $gpu ($device), $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 
 profile_json=$out/${slug}_training_step_profile.json
-seconds_json=$out/${slug}_gpu_check_seconds.json
+seconds_json=$out/${slug}_gpu_check_seconds$tag.json
 [ -f "$seconds_json" ] || echo '{}' >"$seconds_json"
 took() {  # took STEP SECONDS: kept beside the JSON, for a summary written by a later call
     "$python" -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); d[sys.argv[2]] = int(sys.argv[3]);
@@ -122,7 +126,7 @@ fi
 bench_s=$("$python" -c "import json, sys; print(json.load(open(sys.argv[1])).get('benchmark', -1))" "$seconds_json")
 train_s=$("$python" -c "import json, sys; print(json.load(open(sys.argv[1])).get('train', -1))" "$seconds_json")
 
-"$python" - "$gpu" "$bench_json" "$train_json" "$out/${slug}_gpu_check.json" "$bench_s" "$train_s" \
+"$python" - "$gpu" "$bench_json" "$train_json" "$out/${slug}_gpu_check$tag.json" "$bench_s" "$train_s" \
     "${benchmark_flags[*]}" "${train_flags[*]}" "$profile_json" <<'EOF'
 """The summary: the figures issue 47 names, from the benchmark's and the training's JSON."""
 import json
