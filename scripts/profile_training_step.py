@@ -109,7 +109,7 @@ def timed_step(
         for patch in patches:
             patch.start()
         try:
-            with profile(activities=activities) as profiler:
+            with profile(activities=activities, acc_events=True) as profiler:
                 profiled_seconds = seconds_over(measured)
         finally:
             for patch in patches:
