@@ -22,7 +22,6 @@ attention kernels (which SDPA backend runs), and the host reads. `--sdpa-backend
 import argparse
 import contextlib
 import json
-import time
 from collections import Counter
 from unittest import mock
 
@@ -31,7 +30,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from hf_seq2seq.evaluation.measuring import make_token_batches, synchronize, tokens
+from hf_seq2seq.evaluation.measuring import make_token_batches, timed, tokens
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
@@ -93,24 +92,17 @@ def timed_step(
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
-    def seconds_over(batches: list[dict]) -> float:
-        synchronize(device)
-        started = time.perf_counter()
-        for batch in batches:
-            step(batch)
-        synchronize(device)
-        return time.perf_counter() - started
-
     with backend:
-        seconds_over(warm_up)  # the optimizer's state, the allocator's first blocks, the kernels' choices
-        new_shapes, seen_shapes = seconds_over(measured), seconds_over(measured)
+        # warm-up: the optimizer's state, the allocator's first blocks, the kernels' choices
+        timed(step, warm_up, device)
+        new_shapes, seen_shapes = timed(step, measured, device), timed(step, measured, device)
         reads, patches = host_reads()
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
         for patch in patches:
             patch.start()
         try:
             with profile(activities=activities, acc_events=True) as profiler:
-                profiled_seconds = seconds_over(measured)
+                profiled_seconds = timed(step, measured, device)
         finally:
             for patch in patches:
                 patch.stop()
