@@ -13,7 +13,8 @@
 # It installs nothing and needs no network. It expects: the repository (its hf_seq2seq is put first on
 # PYTHONPATH) and a Python ($PYTHON, default python3) with torch built for CUDA and the package's dependencies
 # (pip install -e . done once); nvidia-smi; the fra-eng pairs as a fra.txt, from $HF_SEQ2SEQ_FRA_ENG or at
-# shared/data/fra-eng/fra.txt in or beside the repository. GPU_CHECK_MINUTES sets the training budget (default 6).
+# shared/data/fra-eng/fra.txt in or beside the repository. GPU_CHECK_MINUTES sets the training budget (default 6;
+# 0.3 in a dry run), GPU_CHECK_OUT the folder of the JSON (default docs/bench; a new temporary one in a dry run).
 # GPU_CHECK_STEPS picks the steps (default "benchmark profile train"), so that the check can be split across calls
 # that must each end sooner: the summary is written once the benchmark's and the training's JSON are both in
 # docs/bench, from this call or an earlier one. The step "options" (not in the default; about 4 minutes more)
@@ -29,7 +30,7 @@ cd "$root"
 export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH} HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 python=${PYTHON:-python3}
 dry_run=${GPU_CHECK_DRY_RUN:-0}
-minutes=${GPU_CHECK_MINUTES:-6}
+minutes=${GPU_CHECK_MINUTES:-}
 read -r -a extra_train_flags <<<"${GPU_CHECK_TRAIN_FLAGS:-}"
 tag=${GPU_CHECK_TAG:+_$GPU_CHECK_TAG}
 steps=" ${GPU_CHECK_STEPS:-benchmark profile train} "
@@ -45,10 +46,10 @@ done
     || fail "$python cannot import torch and hf_seq2seq: pip install -e . (with a CUDA build of torch) first"
 
 if [ "$dry_run" = 1 ]; then
-    gpu="dry-run-cpu" device=cpu out=$(mktemp -d)
+    gpu="dry-run-cpu" device=cpu out=${GPU_CHECK_OUT:-$(mktemp -d)} minutes=${minutes:-0.3}
     benchmark_flags=(--quick --size cpu --device cpu --dtype fp32 --train-batch-tokens 300)
     profile_flags=(--device cpu --d-model 64 --ffn-dim 128 --heads 4 --layers 2 --batch-tokens 300 --steps 2)
-    train_flags=(--max_train_minutes 0.3 --use_cpu true --bf16 false --vocab_size 500 --d_model 64
+    train_flags=(--max_train_minutes "$minutes" --use_cpu true --bf16 false --vocab_size 500 --d_model 64
         --encoder_layers 1 --decoder_layers 1 --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000
         --max_train_samples 3000 --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30
         --dataloader_num_workers 1 --num_beams 2 "${extra_train_flags[@]}")
@@ -59,7 +60,7 @@ else
         || fail "no CUDA GPU: torch.cuda.is_available() is False (torch $("$python" -c 'import torch; print(torch.__version__)')); run it on a machine with an NVIDIA GPU and a CUDA build of torch, or GPU_CHECK_DRY_RUN=1 for a rehearsal on the CPU"
     command -v nvidia-smi >/dev/null || fail "nvidia-smi not found"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-    device=cuda out=$root/docs/bench
+    device=cuda out=${GPU_CHECK_OUT:-$root/docs/bench} minutes=${minutes:-6}
     benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3)
     profile_flags=(--device cuda --batch-tokens 25000 --steps 10)
     train_flags=(--max_train_minutes "$minutes" "${extra_train_flags[@]}")
@@ -112,7 +113,7 @@ fi
 if [[ $steps == *" train "* ]]; then
     started=$SECONDS
     echo "== hf-seq2seq train --preset gpu ${train_flags[*]}"
-    timeout $((minutes * 60 + 180)) "$python" -m hf_seq2seq train --preset gpu --data_path "$data" \
+    timeout "$(awk -v m="$minutes" 'BEGIN { print int(m * 60 + 180) }')" "$python" -m hf_seq2seq train --preset gpu --data_path "$data" \
         --output_dir "$run_dir/gpu" --disable_tqdm true "${train_flags[@]}"
     took train $((SECONDS - started))
     cp "$run_dir/gpu/test_results.json" "$train_json"

@@ -1,10 +1,15 @@
 """The `gpu` recipe without a GPU: its presets parse into the settings docs/training.md describes, and a training
 step of it reads nothing back from the device (logging apart, every `logging_steps`) (on a GPU each read waits for the device)."""
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 from datasets import Dataset
-from helpers import TINY_VOCAB, tiny_config, tiny_tokenizer
+from helpers import ROOT, TINY_VOCAB, tiny_config, tiny_tokenizer
 from transformers import TrainerCallback
 
 from hf_seq2seq.cli.train import parse_args
@@ -117,3 +122,41 @@ def test_a_step_of_the_gpu_recipe_reads_nothing_back_from_the_device(tmp_path, m
     assert len(steps.per_step) == 13 and set(steps.per_step.values()) == {0}
     assert reads.count > 0  # the loss and gradient norm, read every 4 steps to be logged
     assert isinstance(trainer.budget, TrainingBudget) and trainer.budget.tokens_trained > 0
+
+
+@pytest.mark.slow
+def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_path, synthetic_fra_txt):
+    """scripts/gpu_check.sh as a lent GPU runs it, rehearsed on the CPU (`GPU_CHECK_DRY_RUN=1`): the training in
+    one call, the benchmark and the step profile in the next, which then writes the summary of both. A mistake
+    here would otherwise show only on a GPU, whose time is scarce."""
+    env = os.environ | {
+        "GPU_CHECK_DRY_RUN": "1",
+        "GPU_CHECK_OUT": str(tmp_path),
+        "GPU_CHECK_MINUTES": "0.1",
+        "HF_SEQ2SEQ_FRA_ENG": str(synthetic_fra_txt),
+        "PYTHON": sys.executable,
+    }
+
+    def check(steps: str) -> str:
+        done = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "gpu_check.sh")],
+            env=env | {"GPU_CHECK_STEPS": steps},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout
+
+    assert "no summary yet" in check("train")
+    assert not (tmp_path / "dry-run-cpu_gpu_check.json").exists()
+    printed = check("benchmark profile")
+    summary = json.loads((tmp_path / "dry-run-cpu_gpu_check.json").read_text())
+    train = summary["train"]
+    assert train["train_tokens_per_s"] == train["train_tokens"] / train["train_runtime_s"] > 0
+    assert train["test_beams"] == 2 and 0 <= train["test_bleu"] <= 100
+    assert summary["benchmark"]["train_token_batch_tokens"] == 300
+    assert summary["wall_s"]["train"] > 0 and summary["wall_s"]["benchmark"] > 0  # kept across the calls
+    assert summary["step_profile"]["new_shapes_train_tokens_per_s"] > 0
+    assert f"{train['train_tokens']:,} tokens" in printed
+    assert not (tmp_path / "dry-run-cpu_gpu_check_seconds.json").exists()  # folded into the summary
