@@ -183,7 +183,7 @@ print(f"benchmark ({b['matmul_peak_dtype']} matmul peak {b['matmul_peak_tflops_p
 print(f"  training, 64 sentences: {b['train_64_sentences_ours_over_marian']:.2f}x Marian, "
       f"{b['train_64_sentences_mfu']:.2%} of the peak")
 print(f"  training, {b['train_token_batch_tokens']:,}-token batches: {b['train_token_batch_tokens_per_s']:,.0f} "
-      f"tokens/s, {b['train_token_batch_mfu']:.2%} of the peak, {b['train_token_batch_ours_over_marian']:.2f}x Marian")
+      f"tokens/s, {b['train_token_batch_mfu']:.3%} of the peak, {b['train_token_batch_ours_over_marian']:.2f}x Marian")
 print(f"  generate() b=64: {b['generate_b64_ours_over_marian']:.2f}x Marian")
 print(f"train --preset gpu: {t['train_tokens']:,} tokens in {t['train_runtime_s']:.0f} s = "
       f"{t['train_tokens_per_s']:,.0f} tokens/s, {t['global_step']} steps, {t['epochs']:.1f} epochs")
