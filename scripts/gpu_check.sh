@@ -17,11 +17,11 @@
 # 0.3 in a dry run), GPU_CHECK_OUT the folder of the JSON (default docs/bench; a new temporary one in a dry run).
 # GPU_CHECK_STEPS picks the steps (default "benchmark profile train"), so that the check can be split across calls
 # that must each end sooner: the summary is written once the benchmark's and the training's JSON are both in
-# docs/bench, from this call or an earlier one. The step "options" (not in the default; about 4 minutes more)
-# measures what could make the step faster: `hf-seq2seq measure-training` eager against torch.compile in bf16 at
-# the base size, at 64-sentence batches and at batches of 25,000 tokens, the compilation's seconds included
-# (docs/bench/<gpu>_compile_64_sentences.json, <gpu>_compile_25000_tokens.json), and the step profile again with
-# attention through the memory-efficient kernel instead of the default (<gpu>_training_step_profile_efficient.json).
+# docs/bench, from this call or an earlier one. The step "options" (not in the default; 4 to 7 minutes on its own)
+# measures what could make the step faster: the benchmark again with --compile-training (both models also
+# torch.compile'd, at both batch kinds, the compilation's seconds reported apart:
+# docs/bench/<gpu>_benchmark_large_bf16_compiled.json), and the step profile with attention through the
+# memory-efficient kernel instead of the default (<gpu>_training_step_profile_efficient.json).
 # GPU_CHECK_TRAIN_FLAGS adds flags to the training (e.g. "--torch_compile true"); GPU_CHECK_TAG=NAME then keeps
 # its figures apart: <gpu>_gpu_preset_6min_NAME.json and <gpu>_gpu_check_NAME.json.
 set -euo pipefail
@@ -53,8 +53,6 @@ if [ "$dry_run" = 1 ]; then
         --encoder_layers 1 --decoder_layers 1 --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000
         --max_train_samples 3000 --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30
         --dataloader_num_workers 1 --num_beams 2 "${extra_train_flags[@]}")
-    compile_flags=(--device cpu --compile-size cpu --compile-batches 2 --repeats 1)
-    compile_batches=(4 300)
 else
     "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
         || fail "no CUDA GPU: torch.cuda.is_available() is False (torch $("$python" -c 'import torch; print(torch.__version__)')); run it on a machine with an NVIDIA GPU and a CUDA build of torch, or GPU_CHECK_DRY_RUN=1 for a rehearsal on the CPU"
@@ -64,8 +62,6 @@ else
     benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3)
     profile_flags=(--device cuda --batch-tokens 25000 --steps 10)
     train_flags=(--max_train_minutes "$minutes" "${extra_train_flags[@]}")
-    compile_flags=(--device cuda --compile-size large --compile-batches 4 --repeats 3)
-    compile_batches=(64 25000)
 fi
 slug=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')
 mkdir -p "$out"
@@ -97,13 +93,10 @@ if [[ $steps == *" profile "* ]]; then
 fi
 
 if [[ $steps == *" options "* ]]; then
-    echo "== hf-seq2seq measure-training ${compile_flags[*]} --dtype bf16 (eager against torch.compile)"
-    timeout 180 "$python" -m hf_seq2seq measure-training "${compile_flags[@]}" --skip-memory --dtype bf16 \
-        --compile-batch-size "${compile_batches[0]}" --json "$out/${slug}_compile_${compile_batches[0]}_sentences.json" \
-        || echo "gpu_check.sh: measure-training at ${compile_batches[0]} sentences failed (the rest goes on)" >&2
-    timeout 180 "$python" -m hf_seq2seq measure-training "${compile_flags[@]}" --skip-memory --dtype bf16 \
-        --compile-batch-tokens "${compile_batches[1]}" --json "$out/${slug}_compile_${compile_batches[1]}_tokens.json" \
-        || echo "gpu_check.sh: measure-training at ${compile_batches[1]} tokens failed (the rest goes on)" >&2
+    echo "== hf-seq2seq benchmark ${benchmark_flags[*]} --compile-training"
+    timeout 420 "$python" -m hf_seq2seq benchmark "${benchmark_flags[@]}" --compile-training \
+        --json "$out/${slug}_benchmark_large_bf16_compiled.json" \
+        || echo "gpu_check.sh: the benchmark with compiled training failed (the rest goes on)" >&2
     echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} --sdpa-backend efficient"
     timeout 90 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" --sdpa-backend efficient \
         --json "$out/${slug}_training_step_profile_efficient.json" \

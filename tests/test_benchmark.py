@@ -141,3 +141,27 @@ def test_measure_training_compares_compiled_and_eager_steps_on_token_batches(tmp
     )  # fmt: skip
     assert speed_only["memory"] is None and speed_only["compile"]["batch_size"] == 4
     assert "peak memory" not in capsys.readouterr().out
+
+
+def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(capsys):
+    """`--compile-training`: compiled copies of both models trained on every batch set, beside the eager ones,
+    their compilation timed apart; it adds no generate() row (that is `--compile`)."""
+    result = main(
+        ["--quick", "--compile-training", "--compile-backend", "eager", "--train-batch-tokens", "300"]
+    )
+    compiled = result["compiled_training"]
+    assert set(compiled) == {"sentences", "token_batches"}
+    for rows in compiled.values():
+        for name in ("ours compiled", "marian compiled"):
+            assert rows[name]["train_tokens_per_s"] > 0 and rows[name]["compile_and_first_pass_s"] > 0
+            assert 0 < rows[name]["train_mfu"] < 1
+        assert rows["ours_compiled_over_marian"] > 0 and rows["ours_compiled_over_marian_compiled"] > 0
+    # ours compiled over eager Marian = (ours compiled over eager ours) x (eager ours over eager Marian)
+    sentences = compiled["sentences"]
+    eager_ratio = result["ratio_ours_over_marian"]["train_tokens_per_s"]
+    assert sentences["ours_compiled_over_marian"] == pytest.approx(
+        sentences["ours_compiled_over_ours"] * eager_ratio
+    )
+    assert result["opt_in"] == {}
+    assert "training of torch.compile'd models" in capsys.readouterr().out
+    assert main(["--quick"])["compiled_training"] is None

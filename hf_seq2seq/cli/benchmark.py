@@ -57,6 +57,15 @@ def build_parser():
         help="also measure ours through the compiled path (as `hf-seq2seq translate --compile`: static cache, "
         "torch.compile), at fp32 and each --precision but int8; compilation is not timed",
     )
+    p.add_argument(
+        "--compile-training",
+        action="store_true",
+        help="also measure training of torch.compile'd copies of both models (as `hf-seq2seq train "
+        "--torch_compile true`), on every batch set, against eager and compiled Marian; compilation timed apart",
+    )
+    p.add_argument(
+        "--compile-backend", default="inductor", help="torch.compile's backend for --compile-training"
+    )
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
     ct2 = p.add_argument_group(
         "exports of a trained model (needs the deploy extra; ONNX rows: the onnx extra)"
@@ -108,6 +117,8 @@ def main(argv: list[str] | None = None) -> dict:
         precisions=tuple(args.precision),
         compiled=args.compile,
         train_batch_tokens=args.train_batch_tokens,
+        compiled_training=args.compile_training,
+        compile_backend=args.compile_backend,
         **settings,
     )
     return print_result(result, format_table(result), args.json)

@@ -17,7 +17,9 @@ implementation. Measurements are interleaved (ours, Marian, ours, ...) and repea
    through the opt-in compiled path (static cache, decoding step compiled by `torch.compile`);
 3. peak memory of one training step (CUDA: allocator peak; CPU: resident-set growth, in a fresh process);
 4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured matmul peak on
-   the same device, in the dtype each model trains in (bf16 for a bf16 run).
+   the same device, in the dtype each model trains in (bf16 for a bf16 run);
+5. optionally, training of `torch.compile`d copies of both models (as `hf-seq2seq train --torch_compile true`),
+   against both eager Marian and compiled Marian, their compilation timed apart.
 
 The measuring tools are in `hf_seq2seq.evaluation.measuring`, the model sizes in
 `hf_seq2seq.evaluation.benchmark_choices`; the benchmark of the CTranslate2 and ONNX exports is
@@ -89,6 +91,8 @@ def run_benchmark(
     compiled: bool = False,
     train_batch_tokens: int | None = None,
     peak_size: int | None = None,
+    compiled_training: bool = False,
+    compile_backend: str = "inductor",
 ) -> dict:
     """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
 
@@ -106,6 +110,9 @@ def run_benchmark(
     `train_batch_tokens`: training is also measured on `train_batches` batches by tokens of at most this many
     padded tokens each (`make_token_batches`), under "token_batches". The matmul peak that the FLOP/s are divided
     by is measured in each model's dtype, on `peak_size` x `peak_size` matrices (default: `matmul_peak_flops`'s).
+
+    `compiled_training`: training is also measured on `torch.compile`d copies of both models (`compile_backend`),
+    on each batch set, under "compiled_training" (`_compiled_training`).
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     settings = _Settings(
@@ -121,6 +128,11 @@ def run_benchmark(
     amp = {k: getattr(torch, DTYPES[v]) if DTYPES[v] else None for k, v in dtypes.items()}
     sizes = SIZES[size]
     models = build_models(sizes, device)
+    compiled_models = {  # copies with the same initial weights, before ours is packed for generation
+        f"{name} compiled": torch.compile(copy.deepcopy(model), backend=compile_backend)
+        for name, model in models.items()
+        if compiled_training and measure_training
+    }
     train = make_batches(train_batches, train_batch_size, sizes.vocab_size, device, seed=1)
     gen = make_batches(1, generate_batch_size, sizes.vocab_size, device, seed=2)
     single = make_batches(latency_runs, 1, sizes.vocab_size, device, seed=3)
@@ -129,6 +141,10 @@ def run_benchmark(
     if settings.train_batch_tokens:
         by_tokens = make_token_batches(train_batches, train_batch_tokens, sizes.vocab_size, device, seed=4)
         by_tokens_s = _time_training(models, amp, by_tokens, repeats, device)
+    batch_sets = {"sentences": (train, train_s), "token_batches": (by_tokens, by_tokens_s)}
+    compiled_rows = (
+        _compiled_training(compiled_models, amp, batch_sets, repeats, device) if compiled_models else None
+    )
     hub_user = copy.deepcopy(models["ours"])  # the same weights, its greedy search on plain Linear layers
     use_packed_weights(models["ours"])
     opt_in = _opt_in_models(models["ours"], precisions, compiled)
@@ -141,11 +157,15 @@ def run_benchmark(
     figures = _model_figures(
         settings, sizes, device, models, amp, train, train_s, generation, peak, measure_memory
     )
+    token_batches = _token_batch_figures(models, by_tokens, by_tokens_s, peak) if by_tokens else None
+    if compiled_rows:
+        _add_compiled_mfu(compiled_rows, {"sentences": figures, "token_batches": token_batches}, batch_sets)
     return _environment(size, sizes, device, dtypes, settings) | {
         "matmul_peak_flops_per_s": peak["ours"],
         "matmul_peak_dtype": dtypes["ours"],
         "marian_matmul_peak_flops_per_s": peak["marian"],
-        "token_batches": _token_batch_figures(models, by_tokens, by_tokens_s, peak) if by_tokens else None,
+        "token_batches": token_batches,
+        "compiled_training": compiled_rows,
         "generate_path": _generate_paths(models, opt_in, hub_user, gen[0], new_tokens),
         "ours": figures["ours"],
         "marian": figures["marian"],
@@ -171,6 +191,58 @@ def _time_training(
     return interleaved(
         {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
     )
+
+
+def _compiled_training(
+    models: dict[str, torch.nn.Module],
+    amp: dict[str, torch.dtype | None],
+    batch_sets: dict[str, tuple[list[dict] | None, dict[str, float]]],
+    repeats: int,
+    device: str,
+) -> dict[str, dict]:
+    """Training of the compiled copies ("ours compiled", "marian compiled") on each measured batch set: a first
+    pass over its batches (compilation, and recompilation for new shapes: its seconds reported apart), then
+    median seconds per pass, measured in turn; their tokens/s, and over eager and compiled Marian's (the eager
+    models' seconds, `batch_sets`' second items, were measured just before, in their own turns)."""
+    result = {}
+    for set_name, (batches, eager_s) in batch_sets.items():
+        if batches is None:
+            continue
+        steps = {
+            name: train_step_fn(model, device, amp[name.removesuffix(" compiled")])
+            for name, model in models.items()
+        }
+        first_pass_s = {name: timed(step, batches, device) for name, step in steps.items()}
+        seconds = interleaved(steps, batches, repeats, device)
+        n_tokens = sum(tokens(b) for b in batches)
+        result[set_name] = {
+            name: {
+                "train_tokens_per_s": n_tokens / seconds[name],
+                "compile_and_first_pass_s": first_pass_s[name],
+            }
+            for name in models
+        } | {
+            "ours_compiled_over_marian": eager_s["marian"] / seconds["ours compiled"],
+            "ours_compiled_over_marian_compiled": seconds["marian compiled"] / seconds["ours compiled"],
+            "ours_compiled_over_ours": eager_s["ours"] / seconds["ours compiled"],
+            "seconds": seconds,
+        }
+    return result
+
+
+def _add_compiled_mfu(compiled: dict, eager_figures: dict, batch_sets: dict) -> None:
+    """Each compiled row's share of the matmul peak: the eager model's on the same batches (the same arithmetic)
+    scaled by how much faster it ran."""
+    for set_name, rows in compiled.items():
+        eager_s = batch_sets[set_name][1]
+        for name in ("ours", "marian"):
+            row = rows[f"{name} compiled"]
+            row["train_mfu"] = (
+                eager_figures[set_name][name]["train_mfu"]
+                * eager_s[name]
+                / rows["seconds"][f"{name} compiled"]
+            )
+        del rows["seconds"]
 
 
 def _opt_in_models(
@@ -374,6 +446,30 @@ def _token_batch_lines(result: dict) -> list[str]:
     return lines
 
 
+def _compiled_training_lines(result: dict) -> list[str]:
+    """The table's rows of the compiled models' training (`compiled_training`)."""
+    lines = [
+        "training of torch.compile'd models (the first pass, compiling, timed apart):",
+        f"{'':34}{'tokens/s':>12}{'peak':>8}{'x Marian':>10}{'x M. comp.':>12}{'first pass':>12}",
+    ]
+    for set_name, rows in result["compiled_training"].items():
+        batches = (
+            f"{result['settings']['train_batch_size']} sentences" if set_name == "sentences" else "by tokens"
+        )
+        for name, model in (("ours compiled", "ours"), ("marian compiled", "Marian")):
+            row = rows[name]
+            over = (
+                f"{rows['ours_compiled_over_marian']:>9.2f}x{rows['ours_compiled_over_marian_compiled']:>11.2f}x"
+                if name == "ours compiled"
+                else f"{'':>10}{'':>12}"
+            )
+            lines.append(
+                f"{'  ' + model + ', ' + batches:34}{row['train_tokens_per_s']:>12,.0f}"
+                f"{row['train_mfu']:>8.1%}{over}{row['compile_and_first_pass_s']:>11.1f}s"
+            )
+    return lines
+
+
 def format_table(result: dict) -> str:
     """The printed table of a `run_benchmark` result: ours against Marian, row by row, then the opt-in rows."""
     rows = [
@@ -412,6 +508,8 @@ def format_table(result: dict) -> str:
             lines.append(_hub_user_line(result, fmt))
     if result["token_batches"]:
         lines += _token_batch_lines(result)
+    if result.get("compiled_training"):
+        lines += _compiled_training_lines(result)
     if result["opt_in"]:
         lines.append(f"opt-in generate() of ours, against Marian ({result['dtype']['marian']}):")
         lines.append(f"{'':34}{'b=64 tok/s':>12}{'x Marian':>10}{'b=1 ms/tok':>12}{'x Marian':>10}  path")
