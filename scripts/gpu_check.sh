@@ -117,10 +117,7 @@ if [ ! -f "$bench_json" ] || [ ! -f "$train_json" ]; then
     rm -rf "$run_dir"
     exit 0
 fi
-bench_s=$("$python" -c "import json, sys; print(json.load(open(sys.argv[1])).get('benchmark', -1))" "$seconds_json")
-train_s=$("$python" -c "import json, sys; print(json.load(open(sys.argv[1])).get('train', -1))" "$seconds_json")
-
-"$python" - "$gpu" "$bench_json" "$train_json" "$out/${slug}_gpu_check$tag.json" "$bench_s" "$train_s" \
+"$python" - "$gpu" "$bench_json" "$train_json" "$out/${slug}_gpu_check$tag.json" "$seconds_json" \
     "${benchmark_flags[*]}" "${train_flags[*]}" "$profile_json" <<'EOF'
 """The summary: the figures issue 47 names, from the benchmark's and the training's JSON."""
 import json
@@ -129,7 +126,7 @@ import sys
 
 import torch
 
-gpu, bench_path, train_path, summary_path, bench_s, train_s, bench_flags, train_flags, profile_path = sys.argv[1:]
+gpu, bench_path, train_path, summary_path, seconds_path, bench_flags, train_flags, profile_path = sys.argv[1:]
 bench, train = json.load(open(bench_path)), json.load(open(train_path))
 facts, by_tokens = train["training"], bench["token_batches"]
 summary = {
@@ -139,7 +136,7 @@ summary = {
         "benchmark": f"hf-seq2seq benchmark {bench_flags}",
         "train": f"hf-seq2seq train --preset gpu --data_path fra.txt {train_flags}",
     },
-    "wall_s": {"benchmark": int(bench_s), "train": int(train_s)},
+    "wall_s": json.load(open(seconds_path)),  # each step's seconds, from whichever call ran it
     "benchmark": {
         "matmul_peak_dtype": bench["matmul_peak_dtype"],
         "matmul_peak_tflops_per_s": bench["matmul_peak_flops_per_s"] / 1e12,

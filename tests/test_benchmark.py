@@ -160,7 +160,7 @@ def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(
     sentences = compiled["sentences"]
     eager_ratio = result["ratio_ours_over_marian"]["train_tokens_per_s"]
     assert sentences["ours_compiled_over_marian"] == pytest.approx(
-        sentences["ours_compiled_over_ours"] * eager_ratio
+        sentences["ours compiled"]["over_eager"] * eager_ratio
     )
     assert result["opt_in"] == {}
     assert "training of torch.compile'd models" in capsys.readouterr().out
