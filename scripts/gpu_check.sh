@@ -17,13 +17,17 @@
 # 0.3 in a dry run), GPU_CHECK_OUT the folder of the JSON (default docs/bench; a new temporary one in a dry run).
 # GPU_CHECK_STEPS picks the steps (default "benchmark profile train"), so that the check can be split across calls
 # that must each end sooner: the summary is written once the benchmark's and the training's JSON are both in
-# docs/bench, from this call or an earlier one. The step "options" (not in the default; 4 to 7 minutes on its own)
-# measures what could make the step faster: the benchmark again with --compile-training (both models also
-# torch.compile'd, at both batch kinds, the compilation's seconds reported apart:
-# docs/bench/<gpu>_benchmark_large_bf16_compiled.json), and the step profile with attention through the
-# memory-efficient kernel instead of the default (<gpu>_training_step_profile_efficient.json).
-# GPU_CHECK_TRAIN_FLAGS adds flags to the training (e.g. "--torch_compile true"); GPU_CHECK_TAG=NAME then keeps
-# its figures apart: <gpu>_gpu_preset_6min_NAME.json and <gpu>_gpu_check_NAME.json.
+# docs/bench, from this call or an earlier one. The step "options" (not in the default; about 3 minutes) times the
+# preset's step alone with what could make it faster (scripts/profile_training_step.py, each on new batch shapes,
+# then on seen ones): attention without cuDNN's (flash, efficient, math: cuDNN builds a plan for each new shape),
+# then also the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json). The
+# step "compiled" (not in the default; 4 to 7 minutes) runs the benchmark with --compile-training (both models also
+# compiled as `hf-seq2seq train --torch_compile true` compiles them, the compilation's seconds apart):
+# <gpu>_benchmark_large_bf16_compiled.json. GPU_CHECK_BENCHMARK_FLAGS adds flags to both benchmarks (e.g.
+# "--sdpa-backends flash,efficient,math --compile-regions"), GPU_CHECK_TRAIN_FLAGS to the training (e.g.
+# "--torch_compile true --sdpa_backends flash,efficient,math"; ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 in the
+# environment compiles it layer by layer); GPU_CHECK_TAG=NAME then keeps the training's figures apart:
+# <gpu>_gpu_preset_6min_NAME.json and <gpu>_gpu_check_NAME.json. The summary shows every variant measured.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -32,6 +36,7 @@ python=${PYTHON:-python3}
 dry_run=${GPU_CHECK_DRY_RUN:-0}
 minutes=${GPU_CHECK_MINUTES:-}
 read -r -a extra_train_flags <<<"${GPU_CHECK_TRAIN_FLAGS:-}"
+read -r -a extra_benchmark_flags <<<"${GPU_CHECK_BENCHMARK_FLAGS:-}"
 tag=${GPU_CHECK_TAG:+_$GPU_CHECK_TAG}
 steps=" ${GPU_CHECK_STEPS:-benchmark profile train} "
 
@@ -47,8 +52,9 @@ done
 
 if [ "$dry_run" = 1 ]; then
     gpu="dry-run-cpu" device=cpu out=${GPU_CHECK_OUT:-$(mktemp -d)} minutes=${minutes:-0.3}
-    benchmark_flags=(--quick --size cpu --device cpu --dtype fp32 --train-batch-tokens 300)
+    benchmark_flags=(--quick --size cpu --device cpu --dtype fp32 --train-batch-tokens 300 "${extra_benchmark_flags[@]}")
     profile_flags=(--device cpu --d-model 64 --ffn-dim 128 --heads 4 --layers 2 --batch-tokens 300 --steps 2)
+    compile_flags=(--compile-backend eager)  # dynamo alone: inductor's C++ compilation would take minutes
     train_flags=(--max_train_minutes "$minutes" --use_cpu true --bf16 false --vocab_size 500 --d_model 64
         --encoder_layers 1 --decoder_layers 1 --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000
         --max_train_samples 3000 --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30
@@ -59,8 +65,10 @@ else
     command -v nvidia-smi >/dev/null || fail "nvidia-smi not found"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
     device=cuda out=${GPU_CHECK_OUT:-$root/docs/bench} minutes=${minutes:-6}
-    benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3)
+    benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3
+        "${extra_benchmark_flags[@]}")
     profile_flags=(--device cuda --batch-tokens 25000 --steps 10)
+    compile_flags=()
     train_flags=(--max_train_minutes "$minutes" "${extra_train_flags[@]}")
 fi
 slug=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')
@@ -93,14 +101,25 @@ if [[ $steps == *" profile "* ]]; then
 fi
 
 if [[ $steps == *" options "* ]]; then
-    echo "== hf-seq2seq benchmark ${benchmark_flags[*]} --compile-training"
-    timeout 420 "$python" -m hf_seq2seq benchmark "${benchmark_flags[@]}" --compile-training \
+    no_cudnn=(--sdpa-backends flash,efficient,math)
+    for variant in no_cudnn compiled compiled_regions; do
+        case $variant in
+            no_cudnn) flags=("${no_cudnn[@]}") ;;
+            compiled) flags=("${no_cudnn[@]}" --compile full "${compile_flags[@]}") ;;
+            compiled_regions) flags=("${no_cudnn[@]}" --compile regional "${compile_flags[@]}") ;;
+        esac
+        echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} ${flags[*]}"
+        timeout 150 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" "${flags[@]}" \
+            --json "$out/${slug}_training_step_profile_$variant.json" \
+            || echo "gpu_check.sh: the step profile ($variant) failed (the rest goes on)" >&2
+    done
+fi
+
+if [[ $steps == *" compiled "* ]]; then
+    echo "== hf-seq2seq benchmark ${benchmark_flags[*]} --compile-training ${compile_flags[*]}"
+    timeout 420 "$python" -m hf_seq2seq benchmark "${benchmark_flags[@]}" --compile-training "${compile_flags[@]}" \
         --json "$out/${slug}_benchmark_large_bf16_compiled.json" \
         || echo "gpu_check.sh: the benchmark with compiled training failed (the rest goes on)" >&2
-    echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} --sdpa-backend efficient"
-    timeout 90 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" --sdpa-backend efficient \
-        --json "$out/${slug}_training_step_profile_efficient.json" \
-        || echo "gpu_check.sh: the step profile with the memory-efficient attention failed (the rest goes on)" >&2
 fi
 
 if [[ $steps == *" train "* ]]; then
@@ -118,15 +137,17 @@ if [ ! -f "$bench_json" ] || [ ! -f "$train_json" ]; then
     exit 0
 fi
 "$python" - "$gpu" "$bench_json" "$train_json" "$out/${slug}_gpu_check$tag.json" "$seconds_json" \
-    "${benchmark_flags[*]}" "${train_flags[*]}" "$profile_json" <<'EOF'
-"""The summary: the figures issue 47 names, from the benchmark's and the training's JSON."""
+    "${benchmark_flags[*]}" "${train_flags[*]}" "$profile_json" "$out/${slug}" <<'EOF'
+"""The summary: the figures issue 47 names, from the benchmark's and the training's JSON, and the variants of the
+step (`options`) and the compiled benchmark (`compiled`) where they were measured."""
+import glob
 import json
 import os
 import sys
 
 import torch
 
-gpu, bench_path, train_path, summary_path, seconds_path, bench_flags, train_flags, profile_path = sys.argv[1:]
+gpu, bench_path, train_path, summary_path, seconds_path, bench_flags, train_flags, profile_path, prefix = sys.argv[1:]
 bench, train = json.load(open(bench_path)), json.load(open(train_path))
 facts, by_tokens = train["training"], bench["token_batches"]
 summary = {
@@ -158,6 +179,8 @@ summary = {
         "test_beams": train["decoding"].get("num_beams", 1),
         "test_bleu_greedy": facts["greedy_bleu"],
         "test_chrf": train["chrf"],
+        # how the step ran, where the flags changed it (`hf-seq2seq train`'s report facts)
+        **{key: value for key, value in facts.items() if key.startswith("torch_compile") or key == "sdpa_backends"},
     },
 }
 if os.path.exists(profile_path):
@@ -166,6 +189,30 @@ if os.path.exists(profile_path):
             "host_reads_per_step")
     summary["step_profile"] = {key: profile[key] for key in keys}
     summary["step_profile"]["new_shapes_train_tokens_per_s"] = profile.get("new_shapes_train_tokens_per_s")
+variants = {}
+for path in sorted(glob.glob(f"{prefix}_training_step_profile*.json")):
+    profile = json.load(open(path))
+    name = os.path.basename(path)[len(os.path.basename(prefix)) + len("_training_step_profile") :][1:-5]
+    variants[name or "default"] = {
+        key: profile.get(key)
+        for key in ("sdpa_backends", "compile", "warm_up_s", "new_shapes_ms_per_step", "ms_per_step",
+                    "train_tokens_per_s", "kernels_per_step", "kernel_busy_share")
+    }
+if variants:
+    summary["step_variants"] = variants
+if os.path.exists(f"{prefix}_benchmark_large_bf16_compiled.json"):
+    compiled = json.load(open(f"{prefix}_benchmark_large_bf16_compiled.json"))
+    rows = compiled["compiled_training"]
+    summary["compiled_benchmark"] = {
+        "settings": compiled["compiled_training_settings"],
+        "sdpa_backends": compiled["settings"].get("sdpa_backends", "default"),
+        "train_64_sentences_ours_compiled_over_marian": rows["sentences"]["ours_compiled_over_marian"],
+        "train_64_sentences_ours_compiled_over_marian_compiled": rows["sentences"][
+            "ours_compiled_over_marian_compiled"],
+        "train_token_batch_ours_compiled_mfu": rows["token_batches"]["ours compiled"]["train_mfu"],
+        "train_token_batch_ours_compiled_tokens_per_s": rows["token_batches"]["ours compiled"]["train_tokens_per_s"],
+        "ours_compile_and_first_pass_s": rows["sentences"]["ours compiled"]["compile_and_first_pass_s"],
+    }
 json.dump(summary, open(summary_path, "w"), indent=2)
 b, t = summary["benchmark"], summary["train"]
 print(f"\n== {gpu}, torch {summary['torch']}")
@@ -187,6 +234,18 @@ if "step_profile" in summary:
         print(f"  the same batches the first time (shapes not seen before): {s['new_shapes_train_tokens_per_s']:,.0f} "
               "tokens/s")
     print(f"  attention kernels: {s['attention_kernels'] or 'none found'}")
+for name, v in summary.get("step_variants", {}).items():
+    print(f"step variant {name} (attention {v['sdpa_backends']}, compile {v['compile'] or 'no'}): warm-up "
+          f"{v['warm_up_s']:.1f} s, new shapes {v['new_shapes_ms_per_step']:.1f} ms/step, seen "
+          f"{v['ms_per_step']:.1f} ms/step = {v['train_tokens_per_s']:,.0f} tokens/s")
+if "compiled_benchmark" in summary:
+    c = summary["compiled_benchmark"]
+    print(f"compiled benchmark ({c['settings']}, attention {c['sdpa_backends']}): 64 sentences "
+          f"{c['train_64_sentences_ours_compiled_over_marian']:.2f}x eager Marian, "
+          f"{c['train_64_sentences_ours_compiled_over_marian_compiled']:.2f}x compiled Marian; token batches "
+          f"{c['train_token_batch_ours_compiled_tokens_per_s']:,.0f} tokens/s, "
+          f"{c['train_token_batch_ours_compiled_mfu']:.3%} of the peak; compile + first pass "
+          f"{c['ours_compile_and_first_pass_s']:.0f} s")
 print(f"wrote {summary_path}")
 EOF
 rm -rf "$run_dir" "$seconds_json"

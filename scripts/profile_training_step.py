@@ -10,26 +10,33 @@ AdamW, gradient clipping) on batches by tokens, timed without the profiler twice
 batch's shape is new (what a training's first epoch meets: on a GPU, new attention plans and allocations), then
 each has been seen (every later epoch, as the batches are cut once). Then the seen batches once more under
 `torch.profiler`: the kernels launched a step, the share of the step's wall time the GPU spends in kernels, the
-attention kernels (which SDPA backend runs), and the host reads. `--sdpa-backend` restricts
-`scaled_dot_product_attention` to one backend (`torch.nn.attention.sdpa_kernel`), to compare them.
+attention kernels (which SDPA backend runs), and the host reads. `--sdpa-backends` restricts
+`scaled_dot_product_attention` to the named backends, in that order of preference (as `hf-seq2seq train
+--sdpa_backends` does), to compare them. `--compile full` times the model `torch.compile`d as `hf-seq2seq train
+--torch_compile true` compiles it (dynamic shapes), `--compile regional` each of its layers alone (accelerate's regional
+compilation, `ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1`); the warm-up pass then holds the compilation, and its
+seconds are reported apart.
 
     python scripts/profile_training_step.py                       # the base model, a batch of 1,000 tokens
     python scripts/profile_training_step.py --d-model 256 --layers 3 --ffn-dim 1024 --heads 4
     python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --json profile.json
-    python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --sdpa-backend efficient
+    python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --sdpa-backends flash,efficient
+    python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --compile regional
 """
 
 import argparse
-import contextlib
 import json
+import time
 from collections import Counter
 from unittest import mock
 
 import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from hf_seq2seq.cli._common import sdpa_backends_argument
+from hf_seq2seq.engines.attention_kernels import sdpa_backends
+from hf_seq2seq.engines.compilation import compiled_for_training, sizes_apart
 from hf_seq2seq.evaluation.measuring import make_token_batches, timed, tokens
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
@@ -64,25 +71,24 @@ def host_reads() -> tuple[Counter, list]:
     return reads, patches
 
 
-SDPA_BACKENDS = {
-    "cudnn": SDPBackend.CUDNN_ATTENTION,
-    "flash": SDPBackend.FLASH_ATTENTION,
-    "efficient": SDPBackend.EFFICIENT_ATTENTION,
-    "math": SDPBackend.MATH,
-}
-
-
 def timed_step(
-    config: TransformerMTConfig, device: str, batch_tokens: int, steps: int, sdpa_backend: str | None = None
+    config: TransformerMTConfig,
+    device: str,
+    batch_tokens: int,
+    steps: int,
+    backends: list[str] | None = None,
+    compiled: str | None = None,
+    compile_backend: str = "inductor",
 ) -> dict:
     """The `--timed` figures of the preset's step on `device` (see the module's text)."""
     torch.manual_seed(0)
     model = TransformerMTForConditionalGeneration(config).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    if compiled:
+        model = compiled_for_training(model, compile_backend, regions=compiled == "regional")
     batches = make_token_batches(steps + 3, batch_tokens, config.vocab_size, device, seed=0)
     warm_up, measured = batches[:3], batches[3:]
     n_tokens = sum(tokens(batch) for batch in measured)
-    backend = sdpa_kernel(SDPA_BACKENDS[sdpa_backend]) if sdpa_backend else contextlib.nullcontext()
 
     def step(batch: dict) -> None:
         with torch.autocast(device.split(":")[0], dtype=torch.bfloat16):
@@ -92,9 +98,11 @@ def timed_step(
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
-    with backend:
-        # warm-up: the optimizer's state, the allocator's first blocks, the kernels' choices
+    with sdpa_backends(backends), sizes_apart(compiled is not None):
+        # warm-up: the optimizer's state, the allocator's first blocks, the kernels' choices, the compilation
+        started = time.perf_counter()
         timed(step, warm_up, device)
+        warm_up_s = time.perf_counter() - started
         new_shapes, seen_shapes = timed(step, measured, device), timed(step, measured, device)
         reads, patches = host_reads()
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
@@ -111,7 +119,9 @@ def timed_step(
     return {
         "device": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
         "torch": torch.__version__,
-        "sdpa_backend": sdpa_backend or "default",
+        "sdpa_backends": ",".join(backends) if backends else "default",
+        "compile": f"{compiled} ({compile_backend}, dynamic shapes)" if compiled else None,
+        "warm_up_s": warm_up_s,  # 3 batches: with --compile, the compilation
         "batch_tokens": batch_tokens,
         "sentences_per_batch": [len(batch["input_ids"]) for batch in measured],
         "train_tokens_per_s": n_tokens / seen_shapes,
@@ -144,8 +154,13 @@ def main() -> None:
     p.add_argument("--timed", action="store_true", help="time and profile the step (see the module's text)")
     p.add_argument("--steps", type=int, default=10, help="--timed: batches timed (twice), then profiled")
     p.add_argument(
-        "--sdpa-backend", choices=sorted(SDPA_BACKENDS), help="--timed: attention through this one only"
+        "--sdpa-backends",
+        type=sdpa_backends_argument,
+        help="--timed: attention through these backends only, comma-separated in order of preference (flash, "
+        "efficient, cudnn, math)",
     )
+    p.add_argument("--compile", choices=("full", "regional"), help="--timed: the model torch.compile'd")
+    p.add_argument("--compile-backend", default="inductor", help="--timed: torch.compile's backend")
     p.add_argument("--json", help="--timed: also write the figures here")
     args = p.parse_args()
     config = TransformerMTConfig(
@@ -162,7 +177,15 @@ def main() -> None:
         label_smoothing=0.1,
     )
     if args.timed:
-        figures = timed_step(config, args.device, args.batch_tokens, args.steps, args.sdpa_backend)
+        figures = timed_step(
+            config,
+            args.device,
+            args.batch_tokens,
+            args.steps,
+            args.sdpa_backends,
+            args.compile,
+            args.compile_backend,
+        )
         print(json.dumps(figures, indent=2))
         if args.json:
             with open(args.json, "w") as f:

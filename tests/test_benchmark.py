@@ -163,5 +163,21 @@ def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(
         sentences["ours compiled"]["over_eager"] * eager_ratio
     )
     assert result["opt_in"] == {}
-    assert "training of torch.compile'd models" in capsys.readouterr().out
+    assert result["compiled_training_settings"] == {"backend": "eager", "dynamic": True, "regions": False}
+    assert "training of torch.compile'd models (eager, dynamic shapes;" in capsys.readouterr().out
     assert main(["--quick"])["compiled_training"] is None
+
+
+def test_benchmark_compiles_layer_by_layer_and_names_the_attention_kernels(capsys):
+    """`--compile-regions` compiles each repeated layer of both models alone (as accelerate's regional compilation
+    in `hf-seq2seq train`), `--sdpa-backends` restricts both models' attention; the result says how it ran."""
+    result = main(["--quick", "--generate-only", "--sdpa-backends", "math"])
+    assert result["settings"]["sdpa_backends"] == "math"
+    assert torch.backends.cuda.flash_sdp_enabled()  # restored after the run
+    result = main(["--quick", "--compile-training", "--compile-backend", "eager", "--compile-regions"])
+    assert result["compiled_training_settings"]["regions"] is True
+    assert result["settings"]["sdpa_backends"] == "default"
+    assert "dynamic shapes, layer by layer" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--quick", "--sdpa-backends", "fast"])
+    assert "unknown attention backend fast" in capsys.readouterr().err

@@ -126,9 +126,10 @@ def test_a_step_of_the_gpu_recipe_reads_nothing_back_from_the_device(tmp_path, m
 
 @pytest.mark.slow
 def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_path, synthetic_fra_txt):
-    """scripts/gpu_check.sh as a lent GPU runs it, rehearsed on the CPU (`GPU_CHECK_DRY_RUN=1`): the training in
-    one call, the benchmark and the step profile in the next, which then writes the summary of both. A mistake
-    here would otherwise show only on a GPU, whose time is scarce."""
+    """scripts/gpu_check.sh as a lent GPU runs it, rehearsed on the CPU (`GPU_CHECK_DRY_RUN=1`): the variants of the
+    step and the compiled benchmark in one call, the training (compiled, without cuDNN's attention) in the next, the
+    benchmark and the step profile in a third, which then writes the summary of all. A mistake here would otherwise
+    show only on a GPU, whose time is scarce."""
     env = os.environ | {
         "GPU_CHECK_DRY_RUN": "1",
         "GPU_CHECK_OUT": str(tmp_path),
@@ -137,10 +138,10 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
         "PYTHON": sys.executable,
     }
 
-    def check(steps: str) -> str:
+    def check(steps: str, train_flags: str = "") -> str:
         done = subprocess.run(
             ["bash", str(ROOT / "scripts" / "gpu_check.sh")],
-            env=env | {"GPU_CHECK_STEPS": steps},
+            env=env | {"GPU_CHECK_STEPS": steps, "GPU_CHECK_TRAIN_FLAGS": train_flags},
             capture_output=True,
             text=True,
             timeout=300,
@@ -148,7 +149,11 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
         assert done.returncode == 0, done.stderr[-3000:]
         return done.stdout
 
-    assert "no summary yet" in check("train")
+    assert "no summary yet" in check("options compiled")
+    compiled_training = (
+        "--torch_compile true --torch_compile_backend eager --sdpa_backends flash,efficient,math"
+    )
+    assert "no summary yet" in check("train", compiled_training)
     assert not (tmp_path / "dry-run-cpu_gpu_check.json").exists()
     printed = check("benchmark profile")
     summary = json.loads((tmp_path / "dry-run-cpu_gpu_check.json").read_text())
@@ -160,3 +165,12 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
     assert summary["step_profile"]["new_shapes_train_tokens_per_s"] > 0
     assert f"{train['train_tokens']:,} tokens" in printed
     assert not (tmp_path / "dry-run-cpu_gpu_check_seconds.json").exists()  # folded into the summary
+    # the training ran as its flags said, and the summary names how
+    assert train["torch_compile_dynamic"] is True and train["sdpa_backends"] == "flash,efficient,math"
+    variants = summary["step_variants"]
+    assert set(variants) == {"default", "no_cudnn", "compiled", "compiled_regions"}
+    assert variants["compiled_regions"]["compile"].startswith("regional")
+    assert variants["no_cudnn"]["sdpa_backends"] == "flash,efficient,math"
+    assert all(v["train_tokens_per_s"] > 0 and v["warm_up_s"] > 0 for v in variants.values())
+    assert summary["compiled_benchmark"]["ours_compile_and_first_pass_s"] > 0
+    assert "step variant compiled_regions" in printed and "compiled benchmark" in printed

@@ -4,6 +4,7 @@ import argparse
 import json
 import logging
 
+from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends
 from hf_seq2seq.engines.base import ENGINES, TORCH_PRECISIONS
 
 
@@ -15,6 +16,14 @@ def parser(verb: str, description: str, example: str) -> argparse.ArgumentParser
         epilog=f"example:\n  {example}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def sdpa_backends_argument(text: str) -> list[str] | None:
+    """The `type` of a `--sdpa-backends` option: `parse_sdpa_backends`, its error shown as the option's."""
+    try:
+        return parse_sdpa_backends(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def setup_logging() -> None:

@@ -1,8 +1,16 @@
 """`hf-seq2seq benchmark`: speed and memory of this model against MarianMTModel at identical sizes."""
 
+from hf_seq2seq.engines.attention_kernels import sdpa_backends
 from hf_seq2seq.evaluation.benchmark_choices import DTYPES
 
-from ._common import add_measuring_arguments, add_size_argument, parser, print_result, quiet_transformers
+from ._common import (
+    add_measuring_arguments,
+    add_size_argument,
+    parser,
+    print_result,
+    quiet_transformers,
+    sdpa_backends_argument,
+)
 
 # --quick: one timed pass, one latency run, 3 new tokens, batches of QUICK_BATCH_SIZE sentences, no memory, the
 # matmul peak on 1024 x 1024 matrices
@@ -66,6 +74,18 @@ def build_parser():
     p.add_argument(
         "--compile-backend", default="inductor", help="torch.compile's backend for --compile-training"
     )
+    p.add_argument(
+        "--compile-regions",
+        action="store_true",
+        help="--compile-training: compile each repeated layer alone (accelerate's regional compilation, as "
+        "`ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 hf-seq2seq train --torch_compile true`)",
+    )
+    p.add_argument(
+        "--sdpa-backends",
+        type=sdpa_backends_argument,
+        help="attention kernels both models may use, comma-separated in order of preference, among flash, "
+        "efficient, cudnn and math (as `hf-seq2seq train --sdpa_backends`; default: PyTorch's choice)",
+    )
     p.add_argument("--quick", action="store_true", help="seconds-long smoke run (figures meaningless)")
     ct2 = p.add_argument_group(
         "exports of a trained model (needs the deploy extra; ONNX rows: the onnx extra)"
@@ -97,6 +117,7 @@ def main(argv: list[str] | None = None) -> dict:
             args.exports, data_path=args.data_path, max_samples=args.max_samples, **settings
         )
         return print_result(result, format_exports_table(result), args.json)
+    from hf_seq2seq.engines.compilation import sizes_apart
     from hf_seq2seq.evaluation.benchmark import format_table, run_benchmark
 
     if args.quick:
@@ -108,17 +129,20 @@ def main(argv: list[str] | None = None) -> dict:
             measure_memory=False,
             peak_size=1024,
         )
-    result = run_benchmark(
-        size=args.size,
-        device=args.device,
-        dtype=args.dtype,
-        marian_dtype=args.marian_dtype,
-        measure_training=not args.generate_only,
-        precisions=tuple(args.precision),
-        compiled=args.compile,
-        train_batch_tokens=args.train_batch_tokens,
-        compiled_training=args.compile_training,
-        compile_backend=args.compile_backend,
-        **settings,
-    )
+    with sdpa_backends(args.sdpa_backends), sizes_apart(args.compile_training):
+        result = run_benchmark(
+            size=args.size,
+            device=args.device,
+            dtype=args.dtype,
+            marian_dtype=args.marian_dtype,
+            measure_training=not args.generate_only,
+            precisions=tuple(args.precision),
+            compiled=args.compile,
+            train_batch_tokens=args.train_batch_tokens,
+            compiled_training=args.compile_training,
+            compile_backend=args.compile_backend,
+            compile_regions=args.compile_regions,
+            **settings,
+        )
+    result["settings"]["sdpa_backends"] = ",".join(args.sdpa_backends) if args.sdpa_backends else "default"
     return print_result(result, format_table(result), args.json)

@@ -29,6 +29,11 @@ def main(argv: list[str] | None = None) -> dict:
         "--compile-mode", default=None, help="torch.compile's mode, e.g. reduce-overhead"
     )
     args_parser.add_argument(
+        "--compile-regions",
+        action="store_true",
+        help="compile each repeated layer alone (accelerate's regional compilation), not the whole model",
+    )
+    args_parser.add_argument(
         "--dtype", choices=DTYPES, default="fp32", help="autocast of the timed steps (the gpu preset: bf16)"
     )
     add_measuring_arguments(args_parser)
@@ -45,6 +50,7 @@ def main(argv: list[str] | None = None) -> dict:
         compile_batch_tokens=args.compile_batch_tokens,
         compile_backend=args.compile_backend,
         compile_mode=args.compile_mode,
+        compile_regions=args.compile_regions,
         dtype=args.dtype,
         repeats=args.repeats,
         device=args.device,

@@ -7,6 +7,7 @@ import sys
 
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
+from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
 from hf_seq2seq.training.presets import PRESETS
 from hf_seq2seq.training.recipe import run
@@ -43,6 +44,10 @@ def parse_args(
         parser.error(
             f"--max_tokens_per_batch must be a positive number of tokens, not {data_args.max_tokens_per_batch}"
         )
+    try:
+        parse_sdpa_backends(model_args.sdpa_backends)
+    except ValueError as error:
+        parser.error(f"--sdpa_backends: {error}")
     return model_args, data_args, training_args, final_args
 
 

@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 import torch
 
+from hf_seq2seq.engines.compilation import compiled_for_training, sizes_apart
 from hf_seq2seq.evaluation.benchmark_choices import DTYPES, SIZES
 from hf_seq2seq.evaluation.measuring import (
     build_models,
@@ -30,6 +31,7 @@ def measure_training_options(
     compile_batch_tokens: int | None = None,
     compile_backend: str = "inductor",
     compile_mode: str | None = None,
+    compile_regions: bool = False,
     dtype: str = "fp32",
     repeats: int = 5,
     device: str | None = None,
@@ -40,7 +42,8 @@ def measure_training_options(
     `memory_size` (default: the `gpu` preset's base model and batch), without and with checkpointing, each in
     a fresh process (see `hf_seq2seq.evaluation.measuring.peak_memory` for what is measured on CPU and CUDA);
     not measured with `memory_size` None.
-    Speed: training tokens/s of eager and `torch.compile`d copies of one model at `compile_size`, with autocast
+    Speed: training tokens/s of eager and compiled copies of one model at `compile_size` (`compiled_for_training`:
+    dynamic shapes, whole or with `compile_regions` layer by layer, as `hf-seq2seq train` compiles), with autocast
     to `dtype` (`DTYPES`: "bf16" as the `gpu` preset), after a full warm-up pass each, measured in turn. The batches
     are `compile_batches` of `compile_batch_size` sentences, or with `compile_batch_tokens` batches by tokens as
     `--max_tokens_per_batch` makes them (each of another shape, as in training). The warm-up pass's seconds are
@@ -58,10 +61,11 @@ def measure_training_options(
     compile_sizes = SIZES[compile_size]
     autocast_dtype = getattr(torch, DTYPES[dtype]) if DTYPES[dtype] else None
     eager = build_models(compile_sizes, device, names=("ours",))["ours"]
-    compiled = torch.compile(
+    compiled = compiled_for_training(
         build_models(compile_sizes, device, names=("ours",))["ours"],
         backend=compile_backend,
         mode=compile_mode,
+        regions=compile_regions,
     )
     vocab_size = compile_sizes.vocab_size
     if compile_batch_tokens:
@@ -72,8 +76,9 @@ def measure_training_options(
         "eager": train_step_fn(eager, device, autocast_dtype),
         "compiled": train_step_fn(compiled, device, autocast_dtype),
     }
-    warm_up = {name: timed(step, batches, device) for name, step in steps.items()}
-    seconds = interleaved(steps, batches, repeats, device)
+    with sizes_apart(True):
+        warm_up = {name: timed(step, batches, device) for name, step in steps.items()}
+        seconds = interleaved(steps, batches, repeats, device)
     n_tokens = sum(tokens(b) for b in batches)
     return {
         "device": device,
@@ -90,6 +95,7 @@ def measure_training_options(
             "dtype": dtype,
             "backend": compile_backend,
             "mode": compile_mode,
+            "regions": compile_regions,
             "eager_tokens_per_s": n_tokens / seconds["eager"],
             "compiled_tokens_per_s": n_tokens / seconds["compiled"],
             "warm_up_seconds": warm_up,

@@ -27,6 +27,14 @@ class ModelArguments:
     attention_dropout: float = 0.0
     normalize_before: bool = field(default=False, metadata={"help": "pre-LN instead of the paper's post-LN"})
     max_position_embeddings: int = 256
+    sdpa_backends: str | None = field(
+        default=None,
+        metadata={
+            "help": "attention kernels training may use, comma-separated in order of preference, among flash, "
+            "efficient, cudnn and math (default: PyTorch's choice; on a GPU, cudnn builds a plan for each new batch "
+            "shape, which flash and efficient do not)"
+        },
+    )
 
 
 @dataclass

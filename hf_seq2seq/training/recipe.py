@@ -25,6 +25,8 @@ from transformers import (
 )
 
 from hf_seq2seq.data.tokenization import tokenize_dataset
+from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends, sdpa_backends
+from hf_seq2seq.engines.compilation import sizes_apart
 from hf_seq2seq.engines.packed_weights import use_packed_weights
 from hf_seq2seq.engines.torch_engine import TorchTranslator
 from hf_seq2seq.evaluation.report import TRAINING_REPORT, EvalReport
@@ -66,7 +68,11 @@ def run(
     model_class = type(model)  # before the Trainer wraps it (FSDP2 changes the class of the model it shards)
     n_params, global_batch_size = log_sizes(model, training_args, data_args.max_tokens_per_batch)
     trainer = set_up_trainer(model, tokenizer, data_args, training_args, splits, tokenized)
-    facts = train_and_save(trainer, checkpoint)
+    with (
+        sdpa_backends(parse_sdpa_backends(model_args.sdpa_backends)),
+        sizes_apart(training_args.torch_compile),
+    ):
+        facts = train_and_save(trainer, checkpoint)
     if not trainer.is_world_process_zero():
         return facts
     add_pipeline_code(training_args.output_dir)  # config.json already names it (register_pipeline)
@@ -85,6 +91,10 @@ def run(
     )
     if data_args.max_tokens_per_batch:
         facts["max_tokens_per_batch"] = data_args.max_tokens_per_batch
+    if model_args.sdpa_backends:
+        facts["sdpa_backends"] = model_args.sdpa_backends
+    if training_args.torch_compile:
+        facts |= compile_settings(trainer)
     test = splits.get("test")
     if test is None:
         return facts
@@ -104,6 +114,11 @@ def prepare_run(
             f"{launched} separate copies into one output_dir: without GPUs, pass --use_cpu true (gloo)"
         )
     prepare_streaming(data_args, training_args)
+    if training_args.torch_compile:
+        # batches change shape from step to step (by tokens, in every dimension): compile once with dynamic shapes,
+        # not first for the first batch's shape and then again, dynamic, at the second (accelerate reads this when
+        # the Trainer sets it up, as it reads the backend that the training arguments set the same way)
+        os.environ.setdefault("ACCELERATE_DYNAMO_USE_DYNAMIC", "1")
     if final_args.average_last and (training_args.save_total_limit or 0) < final_args.average_last + 1:
         training_args.save_total_limit = final_args.average_last + 1  # the last N and the best
     logger.info(
@@ -122,6 +137,18 @@ def prepare_run(
                 f"--resume_from_checkpoint: no complete checkpoint-* folder in {training_args.output_dir}"
             )
     return checkpoint
+
+
+def compile_settings(trainer: TranslationTrainer) -> dict:
+    """How accelerate compiled the model (`--torch_compile`): backend, mode, dynamic shapes, and regional compilation
+    (each repeated layer compiled alone: `ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1`), as report facts."""
+    plugin = trainer.accelerator.state.dynamo_plugin
+    return {
+        "torch_compile_backend": plugin.backend.value.lower(),
+        "torch_compile_mode": plugin.mode,
+        "torch_compile_dynamic": plugin.dynamic,
+        "torch_compile_regional": getattr(plugin, "use_regional_compilation", False),  # accelerate >= 1.5
+    }
 
 
 def set_up_data(
