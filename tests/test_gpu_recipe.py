@@ -174,3 +174,28 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
     assert all(v["train_tokens_per_s"] > 0 and v["warm_up_s"] > 0 for v in variants.values())
     assert summary["compiled_benchmark"]["ours_compile_and_first_pass_s"] > 0
     assert "step variant compiled_regions" in printed and "compiled benchmark" in printed
+
+
+def test_the_trainer_counts_the_parameters_of_its_flops_estimate_once(tmp_path, monkeypatch):
+    """The Trainer adds each step's FLOPs (6 x tokens x parameters outside the embeddings) to `total_flos`: the same
+    figure, but without walking every module at every step (host time a GPU's step would wait on)."""
+    model = TransformerMTForConditionalGeneration(tiny_config(vocab_size=TINY_VOCAB))
+    _, data_args, training_args, _ = parse_args(
+        ["--preset", "tiny", "--output_dir", str(tmp_path), "--eval_strategy", "no", "--save_strategy", "no"]
+    )
+    trainer = build_trainer(
+        model, tiny_tokenizer(), data_args, training_args, Dataset.from_list([]), None, None
+    )
+    counted = []
+    num_parameters = type(model).num_parameters
+
+    def counting(self, *args, **kwargs):
+        counted.append(kwargs)
+        return num_parameters(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "num_parameters", counting)
+    batch = {"input_ids": torch.ones(4, 7, dtype=torch.long)}
+    flops = [trainer.floating_point_ops(batch) for _ in range(3)]
+    assert flops == [6 * 4 * 7 * num_parameters(model, exclude_embeddings=True)] * 3
+    assert counted == [{"exclude_embeddings": True}]
+    assert trainer.floating_point_ops({"labels": torch.ones(4, 7, dtype=torch.long)}) == 0
