@@ -3,7 +3,9 @@
 Counted on the CPU (the default): the operators it dispatches (each non-view operator is at least one kernel
 launch on a GPU) in the forward, the backward and the optimizer step, with AdamW as a loop over tensors
 (`foreach`, the Trainer's `adamw_torch`) and fused (`adamw_torch_fused`), and the reads of a tensor's value on
-the host (each a wait for the GPU). The model runs as it does on a GPU (`fixed_shapes`), with autocast in bf16.
+the host (each a wait for the GPU). The model runs as it does on a GPU (`fixed_shapes`, and attention through
+sdpa, which CPU training in bf16 leaves for the eager path), with autocast in bf16. The CPU's dropout is four
+operators where CUDA's is one (`native_dropout`).
 
 Measured with `--timed` (on a GPU: `--device cuda`): the step as the `gpu` preset runs it (bf16 autocast, fused
 AdamW, gradient clipping) on batches by tokens, timed without the profiler twice over the same batches: first each
@@ -69,6 +71,45 @@ def host_reads() -> tuple[Counter, list]:
 
         patches.append(mock.patch.object(torch.Tensor, name, read))
     return reads, patches
+
+
+def counted_step(config: TransformerMTConfig, batch: dict, fused: bool) -> tuple[dict[str, Counter], Counter]:
+    """The operators of a training step as on a GPU (see the module's text), by phase (forward, backward, clip,
+    optimizer), and the host reads of the whole step: the second step's, as the first also creates the optimizer's
+    state. AdamW `fused`, or as a loop over tensors (`foreach`)."""
+    as_on_a_gpu = (
+        mock.patch.object(modeling_transformer_mt, "fixed_shapes", lambda tensor: True),
+        mock.patch.object(modeling_transformer_mt, "cpu_training_in_reduced_precision", lambda *args: False),
+    )
+    torch.manual_seed(0)
+    model = TransformerMTForConditionalGeneration(config).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused or None, foreach=not fused)
+    reads, patches = host_reads()
+    phases = {}
+    with as_on_a_gpu[0], as_on_a_gpu[1]:
+        for patch in patches:
+            patch.start()
+        try:
+            for step, phase in enumerate(("forward", "backward", "clip", "optimizer") * 2):
+                with Dispatched() as counted:
+                    if phase == "forward":
+                        with torch.autocast("cpu", dtype=torch.bfloat16):
+                            loss = model(**batch).loss
+                    elif phase == "backward":
+                        loss.backward()
+                    elif phase == "clip":
+                        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    else:
+                        optimizer.step()
+                        optimizer.zero_grad(set_to_none=True)
+                if step >= 4:
+                    phases[phase] = counted.ops
+                else:
+                    reads.clear()
+        finally:
+            for patch in patches:
+                patch.stop()
+    return phases, reads
 
 
 def timed_step(
@@ -193,43 +234,16 @@ def main() -> None:
         return
     batch = make_token_batches(1, args.batch_tokens, args.vocab_size, "cpu", seed=0)[0]
     print(f"batch of {tuple(batch['input_ids'].shape)} sources, {tuple(batch['labels'].shape)} targets")
-    with mock.patch.object(modeling_transformer_mt, "fixed_shapes", lambda tensor: True):
-        for fused in (False, True):
-            torch.manual_seed(0)
-            model = TransformerMTForConditionalGeneration(config).train()
-            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused or None, foreach=not fused)
-            reads, patches = host_reads()
-            phases = {}
-            for patch in patches:
-                patch.start()
-            try:
-                for step, phase in enumerate(("forward", "backward", "clip", "optimizer") * 2):
-                    with Dispatched() as counted:
-                        if phase == "forward":
-                            with torch.autocast("cpu", dtype=torch.bfloat16):
-                                loss = model(**batch).loss
-                        elif phase == "backward":
-                            loss.backward()
-                        elif phase == "clip":
-                            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                        else:
-                            optimizer.step()
-                            optimizer.zero_grad(set_to_none=True)
-                    if step >= 4:  # the second step: the first one also creates the optimizer's state
-                        phases[phase] = counted.ops
-                    else:
-                        reads.clear()
-            finally:
-                for patch in patches:
-                    patch.stop()
-            name = "adamw_torch_fused" if fused else "adamw_torch (foreach)"
-            total = sum(sum(ops.values()) for ops in phases.values())
-            counts = ", ".join(f"{phase} {sum(ops.values())}" for phase, ops in phases.items())
-            print(f"{name}: {total} operators a step ({counts}); host reads: {dict(reads) or 'none'}")
-            print(f"  most dispatched by the optimizer: {dict(phases['optimizer'].most_common(4))}")
-            if not fused:
-                top = (phases["forward"] + phases["backward"]).most_common(8)
-                print("  most dispatched in forward + backward: " + ", ".join(f"{op} {n}" for op, n in top))
+    for fused in (False, True):
+        phases, reads = counted_step(config, batch, fused)
+        name = "adamw_torch_fused" if fused else "adamw_torch (foreach)"
+        total = sum(sum(ops.values()) for ops in phases.values())
+        counts = ", ".join(f"{phase} {sum(ops.values())}" for phase, ops in phases.items())
+        print(f"{name}: {total} operators a step ({counts}); host reads: {dict(reads) or 'none'}")
+        print(f"  most dispatched by the optimizer: {dict(phases['optimizer'].most_common(4))}")
+        if not fused:
+            top = (phases["forward"] + phases["backward"]).most_common(8)
+            print("  most dispatched in forward + backward: " + ", ".join(f"{op} {n}" for op, n in top))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ step of it reads nothing back from the device (logging apart, every `logging_ste
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 
@@ -199,3 +200,24 @@ def test_the_trainer_counts_the_parameters_of_its_flops_estimate_once(tmp_path, 
     assert flops == [6 * 4 * 7 * num_parameters(model, exclude_embeddings=True)] * 3
     assert counted == [{"exclude_embeddings": True}]
     assert trainer.floating_point_ops({"labels": torch.ones(4, 7, dtype=torch.long)}) == 0
+
+
+def test_a_step_of_the_gpu_recipe_launches_no_more_operators_than_counted():
+    """The operators a training step of the base model's layers dispatches as on a GPU (each at least one kernel
+    launch: host time that the GPU's step waits on when batches are small), counted as docs/training.md counts them
+    (scripts/profile_training_step.py). A change to the model that launches more shows here, not only in a GPU's
+    profile. The counts depend on the layers, not on the sizes."""
+    script = runpy.run_path(str(ROOT / "scripts" / "profile_training_step.py"))
+    config = tiny_config(
+        vocab_size=200, d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64, encoder_layers=6, decoder_layers=6,
+        dropout=0.3, normalize_before=True, label_smoothing=0.1,
+    )  # fmt: skip
+    batch = script["make_token_batches"](1, 300, 200, "cpu", seed=0)[0]
+    phases, reads = script["counted_step"](config, batch, fused=True)
+    counts = {phase: sum(ops.values()) for phase, ops in phases.items()}
+    assert counts["forward"] <= 504 and counts["backward"] <= 564, counts
+    assert counts["clip"] <= 8 and counts["optimizer"] <= 6, counts
+    assert not reads
+    # the gradients of each projection's parts (12 self-attentions' Q, K, V; 6 cross-attentions' K, V) join with
+    # one concatenation each, without stacking heads and copying them into place
+    assert phases["backward"]["aten.cat"] == 18 and not phases["backward"]["aten.stack"]

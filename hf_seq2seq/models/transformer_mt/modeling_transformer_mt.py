@@ -147,6 +147,13 @@ def fixed_shapes(tensor: torch.Tensor) -> bool:
     return torch.compiler.is_compiling() or tensor.device.type != "cpu"
 
 
+def cpu_training_in_reduced_precision(query: torch.Tensor, training: bool) -> bool:
+    """Whether attention runs the eager path though sdpa is configured: in training on the CPU in bf16/fp16
+    (autocast), where torch's CPU flash-attention backward is slow on short sequences (docs/training.md has the
+    measurement). Off the CPU, and in fp32, sdpa runs."""
+    return training and query.device.type == "cpu" and query.dtype != torch.float32
+
+
 def token_mask_of(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
     """(B, T) bool mask of real tokens, or None when there is no padding (nothing to skip). With `fixed_shapes` it
     is the mask whenever there is one: whether a batch has padding is data."""
@@ -264,9 +271,14 @@ class TransformerMTAttention(nn.Module):
         self.out_proj = nn.Linear(config.d_model, config.d_model)
 
     def _split_heads(self, x: torch.Tensor, n: int) -> tuple[torch.Tensor, ...]:
-        """(B, L, n·D) -> n tensors of (B, H, L, Dh)."""
+        """(B, L, n·D) -> n tensors of (B, H, L, Dh), each a view of `x`. Split along D first: the gradients that
+        attention returns in its inputs' layout then join back with one concatenation (splitting heads first makes
+        the backward stack them and copy the result into place)."""
         batch, length, _ = x.shape
-        return x.view(batch, length, n, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+        parts = x.split(self.num_heads * self.head_dim, dim=-1) if n > 1 else (x,)
+        return tuple(
+            part.view(batch, length, self.num_heads, self.head_dim).transpose(1, 2) for part in parts
+        )
 
     def forward(
         self,
@@ -312,15 +324,10 @@ class TransformerMTAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """softmax(Q Kᵀ / √Dh + mask) V over (B, H, T, Dh) queries and (B, H, K, Dh) keys/values -> (B, T, H, Dh),
         with the configured implementation; the weights (B, H, T, K) only from the eager one."""
-        # output_attentions needs the weights, which only the eager path materialises; and on CPU, training in
-        # bf16/fp16 (autocast) runs eager too: torch's CPU flash-attention backward is slow in reduced precision
-        # on short sequences (docs/training.md has the measurement)
-        reduced_precision_cpu_training = (
-            self.training and query.device.type == "cpu" and query.dtype != torch.float32
-        )
+        # output_attentions needs the weights, which only the eager path materialises
         implementation = (
             "eager"
-            if output_attentions or reduced_precision_cpu_training
+            if output_attentions or cpu_training_in_reduced_precision(query, self.training)
             else self.config._attn_implementation
         )
         if hasattr(
