@@ -17,7 +17,7 @@
 # 0.3 in a dry run), GPU_CHECK_OUT the folder of the JSON (default docs/bench; a new temporary one in a dry run).
 # GPU_CHECK_STEPS picks the steps (default "benchmark profile train"), so that the check can be split across calls
 # that must each end sooner: the summary is written once the benchmark's and the training's JSON are both in
-# docs/bench, from this call or an earlier one. The step "options" (not in the default; about 3 minutes) times the
+# docs/bench, from this call or an earlier one. The step "options" (not in the default; at most 150 s a variant) times the
 # preset's step alone with what could make it faster (scripts/profile_training_step.py, each on new batch shapes,
 # then on seen ones): attention without cuDNN's (flash, efficient, math: cuDNN builds a plan for each new shape),
 # then also the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json). The

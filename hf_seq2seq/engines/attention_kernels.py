@@ -21,8 +21,8 @@ SDPA_BACKENDS = {
 
 
 def parse_sdpa_backends(text: str | None) -> list[str] | None:
-    """ "flash,efficient" -> ["flash", "efficient"]; None or "" -> None (PyTorch's choice). A name that is not one of
-    `SDPA_BACKENDS` raises a ValueError that lists them."""
+    """The names in a comma-separated `text` ("flash,efficient" -> ["flash", "efficient"]); None for None or ""
+    (PyTorch's choice). A name that is not one of `SDPA_BACKENDS` raises a ValueError that lists them."""
     if not text:
         return None
     names = [name.strip() for name in text.split(",") if name.strip()]

@@ -59,8 +59,7 @@ class TranslationTrainer(Seq2SeqTrainer):
     def floating_point_ops(self, inputs: dict) -> int:
         """The Trainer's estimate of a step's FLOPs (6 x input tokens x parameters outside the embeddings, as
         `Trainer.floating_point_ops`), with the parameters counted once per model: the Trainer's own counts them at
-        every step, walking all the model's modules (about 0.3 ms a step for the base model on a CPU core: host
-        time a GPU's step waits on)."""
+        every step, walking all the model's modules, host time that a GPU's step waits on (docs/training.md)."""
         main_input = getattr(self.model, "main_input_name", "input_ids")
         if main_input not in inputs or not hasattr(self.model, "num_parameters"):
             return 0
