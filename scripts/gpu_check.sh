@@ -235,9 +235,11 @@ if "step_profile" in summary:
               "tokens/s")
     print(f"  attention kernels: {s['attention_kernels'] or 'none found'}")
 for name, v in summary.get("step_variants", {}).items():
-    print(f"step variant {name} (attention {v['sdpa_backends']}, compile {v['compile'] or 'no'}): warm-up "
-          f"{v['warm_up_s']:.1f} s, new shapes {v['new_shapes_ms_per_step']:.1f} ms/step, seen "
-          f"{v['ms_per_step']:.1f} ms/step = {v['train_tokens_per_s']:,.0f} tokens/s")
+    # a profile written by an earlier version of the script lacks some figures: shown as "?"
+    fig = lambda key, fmt: "?" if v[key] is None else format(v[key], fmt)  # noqa: E731
+    print(f"step variant {name} (attention {v['sdpa_backends'] or 'default'}, compile {v['compile'] or 'no'}): "
+          f"warm-up {fig('warm_up_s', '.1f')} s, new shapes {fig('new_shapes_ms_per_step', '.1f')} ms/step, seen "
+          f"{fig('ms_per_step', '.1f')} ms/step = {fig('train_tokens_per_s', ',.0f')} tokens/s")
 if "compiled_benchmark" in summary:
     c = summary["compiled_benchmark"]
     print(f"compiled benchmark ({c['settings']}, attention {c['sdpa_backends']}): 64 sentences "

@@ -28,7 +28,6 @@ seconds are reported apart.
 
 import argparse
 import json
-import time
 from collections import Counter
 from unittest import mock
 
@@ -77,16 +76,15 @@ def counted_step(config: TransformerMTConfig, batch: dict, fused: bool) -> tuple
     """The operators of a training step as on a GPU (see the module's text), by phase (forward, backward, clip,
     optimizer), and the host reads of the whole step: the second step's, as the first also creates the optimizer's
     state. AdamW `fused`, or as a loop over tensors (`foreach`)."""
-    as_on_a_gpu = (
-        mock.patch.object(modeling_transformer_mt, "fixed_shapes", lambda tensor: True),
-        mock.patch.object(modeling_transformer_mt, "cpu_training_in_reduced_precision", lambda *args: False),
-    )
     torch.manual_seed(0)
     model = TransformerMTForConditionalGeneration(config).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused or None, foreach=not fused)
     reads, patches = host_reads()
     phases = {}
-    with as_on_a_gpu[0], as_on_a_gpu[1]:
+    with (
+        mock.patch.object(modeling_transformer_mt, "fixed_shapes", lambda tensor: True),
+        mock.patch.object(modeling_transformer_mt, "cpu_training_in_reduced_precision", lambda *args: False),
+    ):
         for patch in patches:
             patch.start()
         try:
@@ -141,9 +139,7 @@ def timed_step(
 
     with sdpa_backends(backends), sizes_apart(compiled is not None):
         # warm-up: the optimizer's state, the allocator's first blocks, the kernels' choices, the compilation
-        started = time.perf_counter()
-        timed(step, warm_up, device)
-        warm_up_s = time.perf_counter() - started
+        warm_up_s = timed(step, warm_up, device)
         new_shapes, seen_shapes = timed(step, measured, device), timed(step, measured, device)
         reads, patches = host_reads()
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])

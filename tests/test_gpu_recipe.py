@@ -156,6 +156,9 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
     )
     assert "no summary yet" in check("train", compiled_training)
     assert not (tmp_path / "dry-run-cpu_gpu_check.json").exists()
+    # a profile written by the script's earlier version (as docs/bench holds for the H100) has fewer figures
+    earlier = ROOT / "docs" / "bench" / "nvidia-h100-80gb-hbm3_training_step_profile.json"
+    (tmp_path / "dry-run-cpu_training_step_profile_earlier.json").write_text(earlier.read_text())
     printed = check("benchmark profile")
     summary = json.loads((tmp_path / "dry-run-cpu_gpu_check.json").read_text())
     train = summary["train"]
@@ -169,10 +172,11 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
     # the training ran as its flags said, and the summary names how
     assert train["torch_compile_dynamic"] is True and train["sdpa_backends"] == "flash,efficient,math"
     variants = summary["step_variants"]
-    assert set(variants) == {"default", "no_cudnn", "compiled", "compiled_regions"}
+    assert set(variants) == {"default", "no_cudnn", "compiled", "compiled_regions", "earlier"}
+    assert variants["earlier"]["warm_up_s"] is None and "warm-up ? s" in printed
     assert variants["compiled_regions"]["compile"].startswith("regional")
     assert variants["no_cudnn"]["sdpa_backends"] == "flash,efficient,math"
-    assert all(v["train_tokens_per_s"] > 0 and v["warm_up_s"] > 0 for v in variants.values())
+    assert all(v["train_tokens_per_s"] > 0 for v in variants.values())
     assert summary["compiled_benchmark"]["ours_compile_and_first_pass_s"] > 0
     assert "step variant compiled_regions" in printed and "compiled benchmark" in printed
 
