@@ -20,7 +20,8 @@
 # docs/bench, from this call or an earlier one. The step "options" (not in the default; at most 150 s a variant) times the
 # preset's step alone with what could make it faster (scripts/profile_training_step.py, each on new batch shapes,
 # then on seen ones): attention without cuDNN's (flash, efficient, math: cuDNN builds a plan for each new shape),
-# then also the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json). The
+# then also the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json;
+# GPU_CHECK_VARIANTS picks some of no_cudnn, compiled, compiled_regions). The
 # step "compiled" (not in the default; 4 to 7 minutes) runs the benchmark with --compile-training (both models also
 # compiled as `hf-seq2seq train --torch_compile true` compiles them, the compilation's seconds apart):
 # <gpu>_benchmark_large_bf16_compiled.json. GPU_CHECK_BENCHMARK_FLAGS adds flags to both benchmarks (e.g.
@@ -102,11 +103,13 @@ fi
 
 if [[ $steps == *" options "* ]]; then
     no_cudnn=(--sdpa-backends flash,efficient,math)
-    for variant in no_cudnn compiled compiled_regions; do
+    read -r -a variants <<<"${GPU_CHECK_VARIANTS:-no_cudnn compiled compiled_regions}"
+    for variant in "${variants[@]}"; do
         case $variant in
             no_cudnn) flags=("${no_cudnn[@]}") ;;
             compiled) flags=("${no_cudnn[@]}" --compile full "${compile_flags[@]}") ;;
             compiled_regions) flags=("${no_cudnn[@]}" --compile regional "${compile_flags[@]}") ;;
+            *) fail "unknown GPU_CHECK_VARIANTS entry $variant: no_cudnn, compiled, compiled_regions" ;;
         esac
         echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} ${flags[*]}"
         timeout 150 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" "${flags[@]}" \
