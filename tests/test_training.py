@@ -8,13 +8,20 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 import transformers
 from helpers import ROOT, tiny_args, tiny_config
 from safetensors.torch import load_file
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, Seq2SeqTrainingArguments, pipeline
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    Seq2SeqTrainingArguments,
+    TrainerControl,
+    pipeline,
+)
 
 from hf_seq2seq.cli import evaluate as evaluate_cli
 from hf_seq2seq.cli import translate as translate_cli
@@ -333,3 +340,21 @@ def test_train_prints_a_broken_decoding_under_its_score(monkeypatch, tmp_path, c
     out, err = capsys.readouterr()
     assert "test BLEU 7.5  chrF 36.8  (6 beams; greedy 36.5; 1192 sources, 22 min)" in out
     assert err.strip().endswith(f"WARNING: {problem}")
+
+
+def test_budget_schedule_counts_its_time_from_the_end_of_the_first_step():
+    """A first step that compiles the model (`--torch_compile`) can take a good share of a short budget: the warmup
+    of a share of the budget still spans training steps, and the decay still ends with the budget."""
+    budget = TrainingBudget(minutes=6.0)
+    schedule = BudgetSchedule(warmup=0.1, budget=budget)
+    args = SimpleNamespace(device="cpu", world_size=1, eval_strategy="no")
+    budget.on_train_begin(args, None, None)
+    budget.start -= 60.0  # the first step took a minute
+    budget.on_step_end(args, SimpleNamespace(global_step=1), TrainerControl())
+    assert budget.first_step_elapsed == pytest.approx(60.0, abs=1.0)
+    assert budget.fraction_left() == pytest.approx(5 / 6, abs=0.01)  # the budget itself counts the minute
+    assert schedule(1) < 0.01  # the warmup starts now, not a sixth of the budget ago
+    budget.elapsed = budget.first_step_elapsed + 15.0  # half of the warmup: 10% of the 300 s left
+    assert schedule(50) == pytest.approx(0.5 * 0.95)
+    budget.elapsed = 360.0
+    assert schedule(900) == 0.0

@@ -47,6 +47,8 @@ class TrainingBudget(TrainerCallback):
         self.tokens = tokens or None
         self.start = 0.0
         self.elapsed = 0.0
+        self.first_step_elapsed = 0.0  # the clock at the end of this session's first step
+        self._first_step = True
         self._trained = 0  # by all processes, read on the host
         self._unread = 0  # by all processes in past steps, not read yet (a tensor on the device)
         self._local_tokens = 0  # by this process in this step (a tensor on its device once counted)
@@ -74,6 +76,19 @@ class TrainingBudget(TrainerCallback):
             used.append(self.tokens_trained / self.tokens)
         return max(0.0, 1.0 - max(used))
 
+    def schedule_fraction_left(self) -> float:
+        """What is left of the budget for the learning-rate schedule (`BudgetSchedule`): as `fraction_left`, with
+        the time counted from the end of the first step. The first step holds what happens once (compiling the
+        model under `--torch_compile`, the first allocations), which can take a good share of a short budget: a
+        warmup of a share of the budget then still spans training steps, not the seconds of a compilation."""
+        used = []
+        if self.seconds:
+            span = self.seconds - self.first_step_elapsed
+            used.append((self.elapsed - self.first_step_elapsed) / span if span > 0 else 1.0)
+        if self.tokens:
+            used.append(self.tokens_trained / self.tokens)
+        return max(0.0, 1.0 - max(used))
+
     def describe(self) -> str:
         """The budget used so far, e.g. "3.1/22.0 min, 1,200,000/5,000,000 tokens"."""
         parts = []
@@ -86,6 +101,7 @@ class TrainingBudget(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.monotonic()
         self.tokens_trained, self._local_tokens = 0, 0
+        self.first_step_elapsed, self._first_step = 0.0, True
 
     def on_step_end(self, args, state, control, **kwargs):
         elapsed = time.monotonic() - self.start
@@ -96,6 +112,8 @@ class TrainingBudget(TrainerCallback):
             torch.distributed.all_reduce(tokens, op=torch.distributed.ReduceOp.SUM)
             elapsed = clock.item()
         self.elapsed = elapsed
+        if self._first_step:
+            self.first_step_elapsed, self._first_step = elapsed, False
         self._unread = self._unread + tokens
         self._local_tokens = 0
         if self.seconds and elapsed >= self.seconds:
@@ -136,7 +154,8 @@ class BudgetProgress(ProgressCallback):
 
 class BudgetSchedule:
     """Learning-rate factor: linear warmup, times a linear decay over the budget that reaches 0 when it runs out
-    (the one that runs out first, when both are set). Under a budget the number of steps is unknown in advance,
+    (the one that runs out first, when both are set; its time counted from the end of the first step:
+    `TrainingBudget.schedule_fraction_left`). Under a budget the number of steps is unknown in advance,
     and ending at learning rate 0 is worth much more than the slowly decaying tail of inverse-square-root.
 
     `warmup` is a number of steps, or below 1 a share of the budget (as `--warmup_steps 0.1` is a share of the
@@ -148,7 +167,7 @@ class BudgetSchedule:
         self.budget = budget
 
     def __call__(self, step: int) -> float:
-        left = self.budget.fraction_left()
+        left = self.budget.schedule_fraction_left()
         if 0 < self.warmup < 1:
             warmed = (1.0 - left) / self.warmup
         else:
