@@ -47,8 +47,7 @@ class TrainingBudget(TrainerCallback):
         self.tokens = tokens or None
         self.start = 0.0
         self.elapsed = 0.0
-        self.first_step_elapsed = 0.0  # the clock at the end of this session's first step
-        self._first_step = True
+        self.first_step_elapsed: float | None = None  # the clock at the end of this session's first step
         self._trained = 0  # by all processes, read on the host
         self._unread = 0  # by all processes in past steps, not read yet (a tensor on the device)
         self._local_tokens = 0  # by this process in this step (a tensor on its device once counted)
@@ -83,8 +82,9 @@ class TrainingBudget(TrainerCallback):
         warmup of a share of the budget then still spans training steps, not the seconds of a compilation."""
         used = []
         if self.seconds:
-            span = self.seconds - self.first_step_elapsed
-            used.append((self.elapsed - self.first_step_elapsed) / span if span > 0 else 1.0)
+            first = self.first_step_elapsed or 0.0  # before the first step ends: from the start
+            span = self.seconds - first
+            used.append((self.elapsed - first) / span if span > 0 else 1.0)
         if self.tokens:
             used.append(self.tokens_trained / self.tokens)
         return max(0.0, 1.0 - max(used))
@@ -101,7 +101,7 @@ class TrainingBudget(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.monotonic()
         self.tokens_trained, self._local_tokens = 0, 0
-        self.first_step_elapsed, self._first_step = 0.0, True
+        self.first_step_elapsed = None
 
     def on_step_end(self, args, state, control, **kwargs):
         elapsed = time.monotonic() - self.start
@@ -112,8 +112,8 @@ class TrainingBudget(TrainerCallback):
             torch.distributed.all_reduce(tokens, op=torch.distributed.ReduceOp.SUM)
             elapsed = clock.item()
         self.elapsed = elapsed
-        if self._first_step:
-            self.first_step_elapsed, self._first_step = elapsed, False
+        if self.first_step_elapsed is None:
+            self.first_step_elapsed = elapsed
         self._unread = self._unread + tokens
         self._local_tokens = 0
         if self.seconds and elapsed >= self.seconds:
