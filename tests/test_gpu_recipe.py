@@ -125,6 +125,38 @@ def test_a_step_of_the_gpu_recipe_reads_nothing_back_from_the_device(tmp_path, m
     assert isinstance(trainer.budget, TrainingBudget) and trainer.budget.tokens_trained > 0
 
 
+@pytest.mark.filterwarnings("ignore:.*pin_memory.*:UserWarning")  # no GPU here to pin memory for
+def test_the_gpu_recipe_copies_its_batches_to_the_device_without_waiting(tmp_path, monkeypatch):
+    """With pinned memory (the `gpu` preset's on a GPU), each batch goes to the device as an asynchronous copy: a
+    blocking one waits until the GPU has run everything queued, at every step."""
+    rows = [
+        {"input_ids": [5] * (2 + i % 9) + [2], "attention_mask": [1] * (3 + i % 9), "labels": [6, 2]}
+        for i in range(40)
+    ]
+    _, data_args, training_args, _ = parse_args(
+        [
+            "--preset", "gpu", "--output_dir", str(tmp_path), "--bf16", "false",
+            "--max_tokens_per_batch", "100", "--dataloader_num_workers", "0",
+            "--dataloader_persistent_workers", "false", "--dataloader_pin_memory", "true", "--eval_strategy", "no",
+        ]
+    )  # fmt: skip
+    model = TransformerMTForConditionalGeneration(tiny_config(vocab_size=TINY_VOCAB))
+    trainer = build_trainer(
+        model, tiny_tokenizer(), data_args, training_args, Dataset.from_list(rows), None, None
+    )
+    copies = []
+    to = torch.Tensor.to
+
+    def recording_to(tensor, *args, **kwargs):
+        copies.append(kwargs.get("non_blocking", False))
+        return to(tensor, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "to", recording_to)
+    batch = next(iter(trainer.get_train_dataloader()))
+    assert set(batch) >= {"input_ids", "labels"}
+    assert len(copies) >= len(batch) and all(copies)
+
+
 @pytest.mark.slow
 def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_path, synthetic_fra_txt):
     """scripts/gpu_check.sh as a lent GPU runs it, rehearsed on the CPU (`GPU_CHECK_DRY_RUN=1`): the variants of the

@@ -184,7 +184,8 @@ def build_trainer(
 ) -> TranslationTrainer:
     """The Trainer of a run: with `--max_train_minutes` or `--max_train_tokens`, one that stops when the budget
     is spent (and shows it in its progress bar), whose learning rate decays to the budget's end with
-    `--lr_decay_to_budget`."""
+    `--lr_decay_to_budget`; with `--dataloader_pin_memory`, one that copies batches to the device without
+    waiting."""
     trainer_kwargs: dict = {"max_tokens_per_batch": data_args.max_tokens_per_batch}
     if data_args.shuffle_buffer > 0:
         trainer_kwargs["token_pool"] = data_args.shuffle_buffer
@@ -192,6 +193,10 @@ def build_trainer(
     if data_args.max_train_minutes or data_args.max_train_tokens:
         budget = TrainingBudget(data_args.max_train_minutes, data_args.max_train_tokens)
         trainer_kwargs |= {"budget": budget, "decay_to_budget": data_args.lr_decay_to_budget}
+    if training_args.dataloader_pin_memory:
+        # pinned batches go to the GPU as asynchronous copies (accelerate's `non_blocking`): a blocking copy waits,
+        # at every step, until the GPU has run all the work queued before it
+        training_args.accelerator_config.non_blocking = True
     trainer_class = BudgetSeq2SeqTrainer if budget is not None else TranslationTrainer
     trainer = trainer_class(
         model=model,
