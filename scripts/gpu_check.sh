@@ -21,7 +21,8 @@
 # preset's step alone with what could make it faster (scripts/profile_training_step.py, each on new batch shapes,
 # then on seen ones): attention without cuDNN's (flash, efficient, math: cuDNN builds a plan for each new shape),
 # then also the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json;
-# GPU_CHECK_VARIANTS picks some of no_cudnn, compiled, compiled_regions). The
+# GPU_CHECK_VARIANTS picks some of no_cudnn, compiled, compiled_regions, and cudagraphs: compiled whole with
+# torch.compile's mode reduce-overhead, not in the default). The
 # step "compiled" (not in the default; 4 to 7 minutes) runs the benchmark with --compile-training (both models also
 # compiled as `hf-seq2seq train --torch_compile true` compiles them, the compilation's seconds apart):
 # <gpu>_benchmark_large_bf16_compiled.json. GPU_CHECK_BENCHMARK_FLAGS adds flags to both benchmarks (e.g.
@@ -109,7 +110,9 @@ if [[ $steps == *" options "* ]]; then
             no_cudnn) flags=("${no_cudnn[@]}") ;;
             compiled) flags=("${no_cudnn[@]}" --compile full "${compile_flags[@]}") ;;
             compiled_regions) flags=("${no_cudnn[@]}" --compile regional "${compile_flags[@]}") ;;
-            *) fail "unknown GPU_CHECK_VARIANTS entry $variant: no_cudnn, compiled, compiled_regions" ;;
+            # CUDA graphs (a graph recorded for each new shape, then replayed: one launch a step)
+            cudagraphs) flags=("${no_cudnn[@]}" --compile full --compile-mode reduce-overhead "${compile_flags[@]}") ;;
+            *) fail "unknown GPU_CHECK_VARIANTS entry $variant: no_cudnn, compiled, compiled_regions, cudagraphs" ;;
         esac
         echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} ${flags[*]}"
         timeout 150 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" "${flags[@]}" \

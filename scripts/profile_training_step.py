@@ -118,13 +118,14 @@ def timed_step(
     backends: list[str] | None = None,
     compiled: str | None = None,
     compile_backend: str = "inductor",
+    compile_mode: str | None = None,
 ) -> dict:
     """The `--timed` figures of the preset's step on `device` (see the module's text)."""
     torch.manual_seed(0)
     model = TransformerMTForConditionalGeneration(config).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     if compiled:
-        model = compiled_for_training(model, compile_backend, regions=compiled == "regional")
+        model = compiled_for_training(model, compile_backend, compile_mode, regions=compiled == "regional")
     batches = make_token_batches(steps + 3, batch_tokens, config.vocab_size, device, seed=0)
     warm_up, measured = batches[:3], batches[3:]
     n_tokens = sum(tokens(batch) for batch in measured)
@@ -157,7 +158,9 @@ def timed_step(
         "device": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
         "torch": torch.__version__,
         "sdpa_backends": ",".join(backends) if backends else "default",
-        "compile": f"{compiled} ({compile_backend}, dynamic shapes)" if compiled else None,
+        "compile": f"{compiled} ({compile_backend}{f', {compile_mode}' if compile_mode else ''}, dynamic shapes)"
+        if compiled
+        else None,
         "warm_up_s": warm_up_s,  # 3 batches: with --compile, the compilation
         "batch_tokens": batch_tokens,
         "sentences_per_batch": [len(batch["input_ids"]) for batch in measured],
@@ -198,6 +201,10 @@ def main() -> None:
     )
     p.add_argument("--compile", choices=("full", "regional"), help="--timed: the model torch.compile'd")
     p.add_argument("--compile-backend", default="inductor", help="--timed: torch.compile's backend")
+    p.add_argument(
+        "--compile-mode",
+        help="--timed: torch.compile's mode, e.g. reduce-overhead (CUDA graphs, one per shape)",
+    )
     p.add_argument("--json", help="--timed: also write the figures here")
     args = p.parse_args()
     config = TransformerMTConfig(
@@ -222,6 +229,7 @@ def main() -> None:
             args.sdpa_backends,
             args.compile,
             args.compile_backend,
+            args.compile_mode,
         )
         print(json.dumps(figures, indent=2))
         if args.json:

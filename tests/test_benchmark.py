@@ -163,7 +163,12 @@ def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(
         sentences["ours compiled"]["over_eager"] * eager_ratio
     )
     assert result["opt_in"] == {}
-    assert result["compiled_training_settings"] == {"backend": "eager", "dynamic": True, "regions": False}
+    assert result["compiled_training_settings"] == {
+        "backend": "eager",
+        "mode": None,
+        "dynamic": True,
+        "regions": False,
+    }
     assert "training of torch.compile'd models (eager, dynamic shapes;" in capsys.readouterr().out
     assert main(["--quick"])["compiled_training"] is None
 
@@ -181,3 +186,22 @@ def test_benchmark_compiles_layer_by_layer_and_names_the_attention_kernels(capsy
     with pytest.raises(SystemExit):
         main(["--quick", "--sdpa-backends", "fast"])
     assert "unknown attention backend fast" in capsys.readouterr().err
+
+
+def test_benchmark_compiles_training_in_the_mode_asked(monkeypatch, capsys):
+    """`--compile-mode reduce-overhead` (CUDA graphs on a GPU) reaches torch.compile for both models, and the result
+    says so."""
+    modes = []
+    compile_ = torch.compile
+
+    def recording_compile(model, **kwargs):
+        modes.append(kwargs.get("mode"))
+        return compile_(model, **kwargs)
+
+    monkeypatch.setattr(torch, "compile", recording_compile)
+    result = main(
+        ["--quick", "--compile-training", "--compile-backend", "eager", "--compile-mode", "reduce-overhead"]
+    )
+    assert modes == ["reduce-overhead", "reduce-overhead"]
+    assert result["compiled_training_settings"]["mode"] == "reduce-overhead"
+    assert "(eager, reduce-overhead, dynamic shapes;" in capsys.readouterr().out

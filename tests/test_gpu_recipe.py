@@ -171,10 +171,12 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
         "PYTHON": sys.executable,
     }
 
-    def check(steps: str, train_flags: str = "") -> str:
+    def check(steps: str, train_flags: str = "", variants: str = "") -> str:
         done = subprocess.run(
             ["bash", str(ROOT / "scripts" / "gpu_check.sh")],
-            env=env | {"GPU_CHECK_STEPS": steps, "GPU_CHECK_TRAIN_FLAGS": train_flags},
+            env=env
+            | {"GPU_CHECK_STEPS": steps, "GPU_CHECK_TRAIN_FLAGS": train_flags}
+            | ({"GPU_CHECK_VARIANTS": variants} if variants else {}),
             capture_output=True,
             text=True,
             timeout=300,
@@ -183,6 +185,7 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
         return done.stdout
 
     assert "no summary yet" in check("options compiled")
+    assert "no summary yet" in check("options", variants="cudagraphs")  # not among the default variants
     compiled_training = (
         "--torch_compile true --torch_compile_backend eager --sdpa_backends flash,efficient,math"
     )
@@ -204,7 +207,8 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
     # the training ran as its flags said, and the summary names how
     assert train["torch_compile_dynamic"] is True and train["sdpa_backends"] == "flash,efficient,math"
     variants = summary["step_variants"]
-    assert set(variants) == {"default", "no_cudnn", "compiled", "compiled_regions", "earlier"}
+    assert set(variants) == {"default", "no_cudnn", "compiled", "compiled_regions", "cudagraphs", "earlier"}
+    assert "reduce-overhead" in variants["cudagraphs"]["compile"]
     assert variants["earlier"]["warm_up_s"] is None and "warm-up ? s" in printed
     assert variants["compiled_regions"]["compile"].startswith("regional")
     assert variants["no_cudnn"]["sdpa_backends"] == "flash,efficient,math"

@@ -75,6 +75,11 @@ def build_parser():
         "--compile-backend", default="inductor", help="torch.compile's backend for --compile-training"
     )
     p.add_argument(
+        "--compile-mode",
+        help="torch.compile's mode for --compile-training, e.g. reduce-overhead (CUDA graphs: a new shape is "
+        "recorded once, then replayed), as `hf-seq2seq train --torch_compile_mode`",
+    )
+    p.add_argument(
         "--compile-regions",
         action="store_true",
         help="--compile-training: compile each repeated layer alone (accelerate's regional compilation, as "
@@ -142,6 +147,7 @@ def main(argv: list[str] | None = None) -> dict:
             compiled_training=args.compile_training,
             compile_backend=args.compile_backend,
             compile_regions=args.compile_regions,
+            compile_mode=args.compile_mode,
             **settings,
         )
     result["settings"]["sdpa_backends"] = ",".join(args.sdpa_backends) if args.sdpa_backends else "default"

@@ -95,6 +95,7 @@ def run_benchmark(
     compiled_training: bool = False,
     compile_backend: str = "inductor",
     compile_regions: bool = False,
+    compile_mode: str | None = None,
 ) -> dict:
     """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
 
@@ -114,8 +115,8 @@ def run_benchmark(
     by is measured in each model's dtype, on `peak_size` x `peak_size` matrices (default: `matmul_peak_flops`'s).
 
     `compiled_training`: training is also measured on compiled copies of both models (`compiled_for_training` with
-    `compile_backend`, and `compile_regions`: as `hf-seq2seq train --torch_compile true` compiles), on each batch set,
-    under "compiled_training" (`_compiled_training`).
+    `compile_backend`, `compile_mode` and `compile_regions`: as `hf-seq2seq train --torch_compile true` compiles), on
+    each batch set, under "compiled_training" (`_compiled_training`).
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     settings = _Settings(
@@ -133,7 +134,7 @@ def run_benchmark(
     models = build_models(sizes, device)
     compiled_models = {  # copies with the same initial weights, before ours is packed for generation
         f"{name} compiled": compiled_for_training(
-            copy.deepcopy(model), backend=compile_backend, regions=compile_regions
+            copy.deepcopy(model), backend=compile_backend, mode=compile_mode, regions=compile_regions
         )
         for name, model in models.items()
         if compiled_training and measure_training
@@ -173,6 +174,7 @@ def run_benchmark(
         "compiled_training": compiled_rows,
         "compiled_training_settings": {
             "backend": compile_backend,
+            "mode": compile_mode,
             "dynamic": True,
             "regions": compile_regions,
         }
@@ -454,7 +456,8 @@ def _token_batch_lines(result: dict) -> list[str]:
 def _compiled_training_lines(result: dict) -> list[str]:
     """The table's rows of the compiled models' training (`compiled_training`)."""
     how = result["compiled_training_settings"]
-    compiled = f"{how['backend']}, dynamic shapes" + (", layer by layer" if how["regions"] else "")
+    mode = f", {how['mode']}" if how.get("mode") else ""
+    compiled = f"{how['backend']}{mode}, dynamic shapes" + (", layer by layer" if how["regions"] else "")
     lines = [
         f"training of torch.compile'd models ({compiled}; the first pass, compiling, timed apart):",
         f"{'':34}{'tokens/s':>12}{'peak':>8}{'x Marian':>10}{'x M. comp.':>12}{'first pass':>12}",
