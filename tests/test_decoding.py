@@ -313,7 +313,11 @@ def test_transformers_exporter_captures_forward_and_exports_the_decode_step():
     decode_model, decode_inputs = stages["decode"]
     assert decode_inputs["decoder_input_ids"].shape == (3, 1)
     assert decode_inputs[modeling_transformer_mt.CACHE_NAME].get_seq_length() == 1
-    exported = DynamoExporter().export(decode_model, decode_inputs, config=DynamoConfig())
+    try:
+        exporter = DynamoExporter()
+    except ImportError as error:  # transformers' exporter asks for a newer torch than this package needs
+        pytest.skip(str(error))
+    exported = exporter.export(decode_model, decode_inputs, config=DynamoConfig())
     assert exported is not None
 
 
