@@ -45,9 +45,5 @@ def sdpa_backends(names: Sequence[str] | None) -> Iterator[None]:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     backends = [getattr(SDPBackend, SDPA_BACKENDS[name]) for name in names]
-    try:
-        context = sdpa_kernel(backends, set_priority=True)
-    except TypeError:  # torch < 2.6 has no priority order: the named backends are still the only ones allowed
-        context = sdpa_kernel(backends)
-    with context:
+    with sdpa_kernel(backends, set_priority=True):
         yield
