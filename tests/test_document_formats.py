@@ -22,6 +22,8 @@ from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, base, 
 from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import translate_html
 
+pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+
 pptx = pytest.importorskip("pptx")
 etree = pytest.importorskip("lxml.etree")
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 pptx = pytest.importorskip("pptx")

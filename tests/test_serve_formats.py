@@ -17,6 +17,8 @@ from html.parser import HTMLParser
 
 import pytest
 
+pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 try:  # the real multipart client of the tests on the server process (installed with the ray extra)

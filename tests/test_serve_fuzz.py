@@ -13,6 +13,8 @@ import urllib.parse
 
 import pytest
 
+pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+
 pytest.importorskip("starlette")
 hypothesis = pytest.importorskip("hypothesis")
 
