@@ -31,6 +31,7 @@ from hf_seq2seq.engines.base import translate
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
 from hf_seq2seq.evaluation.report import EVAL_REPORT, TRAINING_REPORT, EvalReport, ReportError
+from hf_seq2seq.models.folder import supported_releases
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -63,7 +64,8 @@ GREEDY, BEAM = "greedy", "beam search"
 
 
 SPACE_APP = Path(__file__).with_name("space_app.py")
-SPACE_REQUIREMENTS = ("torch", "transformers>=5.0,<6", "tokenizers", "gradio>=5", "matplotlib")
+SPACE_IMPORTS = ("torch", "transformers", "tokenizers", "gradio", "matplotlib")
+"""What a Space's app imports: its requirements, transformers and gradio at the releases this package supports."""
 
 
 class DemoReply(NamedTuple):
@@ -295,7 +297,11 @@ def write_space(out_dir: str | os.PathLike[str], repo_id: str, title: str | None
     if 'MODEL_REPO = "user/model"' not in app:
         raise RuntimeError(f"{SPACE_APP} has no MODEL_REPO line to fill in")
     (out_dir / "app.py").write_text(app.replace('"user/model"', repr(repo_id).replace("'", '"')), "utf-8")
-    (out_dir / "requirements.txt").write_text("\n".join(SPACE_REQUIREMENTS) + "\n", encoding="utf-8")
+    requirements = [
+        name + ",".join(supported_releases(name)) if name in ("transformers", "gradio") else name
+        for name in SPACE_IMPORTS
+    ]
+    (out_dir / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
     title = title or f"{repo_id.split('/')[-1]} English to French"
     (out_dir / "README.md").write_text(
         f"---\ntitle: {title}\nemoji: 🇫🇷\ncolorFrom: blue\ncolorTo: red\nsdk: gradio\napp_file: app.py\n"

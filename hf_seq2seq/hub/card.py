@@ -9,7 +9,6 @@ attribution. `hf_seq2seq.hub.push.build_hub_folder` saves the card into the fold
 from __future__ import annotations
 
 import datetime
-import importlib.metadata
 import importlib.resources
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,13 +16,12 @@ from typing import Any
 
 import transformers
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
-from packaging.requirements import Requirement
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from hf_seq2seq.evaluation.report import EvalReport
 from hf_seq2seq.hub.layout import RESULTS_DIR
 from hf_seq2seq.hub.validation import check_repo_id
-from hf_seq2seq.models.folder import PIPELINE_FILE, pipeline_tasks
+from hf_seq2seq.models.folder import PIPELINE_FILE, pipeline_tasks, supported_releases
 
 CARD_TEMPLATE = "model_card_template.md"
 """Jinja template of the model card, shipped as package data next to this module."""
@@ -73,12 +71,8 @@ def _dataset_of(report: EvalReport) -> tuple[str, str]:
 
 
 def supported_transformers() -> str:
-    """The transformers releases this package supports, as its metadata (pyproject.toml) declares: e.g. >=5.13, <6."""
-    for line in importlib.metadata.requires("hf_seq2seq") or ():
-        requirement = Requirement(line)
-        if requirement.name == "transformers":
-            return ", ".join(sorted(map(str, requirement.specifier), reverse=True))  # >= first
-    raise RuntimeError("hf_seq2seq's metadata names no transformers requirement; reinstall the package")
+    """The transformers releases this package supports (`supported_releases`), e.g. ">=5.15, <6"."""
+    return ", ".join(supported_releases("transformers"))
 
 
 def _eval_results(reports: Sequence[EvalReport]) -> list[EvalResult]:

@@ -13,12 +13,14 @@ The model's code (`SHIPPED_MODULES`) is copied into the folder when it is saved,
 release of this package keeps its old copy: `refresh_code` replaces it with this release's, weights untouched.
 """
 
+import importlib.metadata
 import json
 import os
 import re
 import shutil
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.dynamic_module_utils import get_relative_import_files
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
@@ -179,3 +181,14 @@ def last_checkpoint(run_dir: str | os.PathLike[str]) -> Path | None:
     """The newest complete checkpoint of a training run, or None."""
     folders = checkpoint_folders(run_dir)
     return folders[-1] if folders else None
+
+
+def supported_releases(name: str) -> list[str]:
+    """The releases of `name` (a dependency, or one an extra installs) that this package supports, as its metadata
+    (pyproject.toml) declares and CI tests them: e.g. [">=5.15", "<6"] for transformers. What a folder's code needs
+    and what runs it: the model card and a Space's requirements say it."""
+    for line in importlib.metadata.requires("hf_seq2seq") or ():
+        requirement = Requirement(line)
+        if requirement.name == name:
+            return sorted(map(str, requirement.specifier), reverse=True)  # >= first
+    raise RuntimeError(f"hf_seq2seq's metadata names no {name} requirement; reinstall the package")
