@@ -11,7 +11,6 @@ import pytest
 import torch
 from helpers import ROOT, free_port
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
 from hf_seq2seq.apps.demo import (
@@ -112,20 +111,16 @@ def test_space_folder_runs_the_model_with_its_own_code(model_dir, tmp_path):
     """The Space app loads the repository (here the local folder) with trust_remote_code and translates."""
     space = write_space(tmp_path / "space", str(model_dir))
     assert {p.name for p in space.iterdir()} == {"app.py", "requirements.txt", "README.md"}
-    # transformers and gradio at the releases this package is tested with (pyproject.toml), not older ones
+    # what the app imports, at the releases this package is tested with (pyproject.toml), not older ones
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {
         Requirement(line).name: Requirement(line).specifier
         for line in project["dependencies"] + project["optional-dependencies"]["demo"]
     }
     lines = (space / "requirements.txt").read_text().split()
-    assert {Requirement(line).name: Requirement(line).specifier for line in lines} == {
-        "torch": SpecifierSet(),
-        "transformers": declared["transformers"],
-        "tokenizers": SpecifierSet(),
-        "gradio": declared["gradio"],
-        "matplotlib": SpecifierSet(),
-    }
+    names = ["torch", "transformers", "tokenizers", "gradio", "matplotlib"]
+    assert [Requirement(line).name for line in lines] == names
+    assert all(Requirement(line).specifier == declared[Requirement(line).name] for line in lines)
     assert "sdk: gradio" in (space / "README.md").read_text()
     code = "import app; t, fig, note = app.translate('the cat sat on the mat', 'beam search', 2); print(repr(t), fig is not None, note)"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}

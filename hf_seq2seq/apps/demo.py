@@ -65,7 +65,7 @@ GREEDY, BEAM = "greedy", "beam search"
 
 SPACE_APP = Path(__file__).with_name("space_app.py")
 SPACE_IMPORTS = ("torch", "transformers", "tokenizers", "gradio", "matplotlib")
-"""What a Space's app imports: its requirements, transformers and gradio at the releases this package supports."""
+"""What a Space's app imports: its requirements, at the releases this package supports."""
 
 
 class DemoReply(NamedTuple):
@@ -297,10 +297,7 @@ def write_space(out_dir: str | os.PathLike[str], repo_id: str, title: str | None
     if 'MODEL_REPO = "user/model"' not in app:
         raise RuntimeError(f"{SPACE_APP} has no MODEL_REPO line to fill in")
     (out_dir / "app.py").write_text(app.replace('"user/model"', repr(repo_id).replace("'", '"')), "utf-8")
-    requirements = [
-        name + ",".join(supported_releases(name)) if name in ("transformers", "gradio") else name
-        for name in SPACE_IMPORTS
-    ]
+    requirements = [name + ",".join(supported_releases(name)) for name in SPACE_IMPORTS]
     (out_dir / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
     title = title or f"{repo_id.split('/')[-1]} English to French"
     (out_dir / "README.md").write_text(
