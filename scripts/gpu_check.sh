@@ -5,7 +5,7 @@
 # after the GPU (nvidia-smi's name), to docs/bench/<gpu>_gpu_check.json (the summary),
 # docs/bench/<gpu>_benchmark_large_bf16.json, docs/bench/<gpu>_training_step_profile.json (the preset's step
 # alone: kernels a step, the GPU's busy share, the attention kernels; scripts/profile_training_step.py) and
-# docs/bench/<gpu>_gpu_preset_6min.json (test_results.json).
+# docs/bench/<gpu>_gpu_preset_6min.json (test_results.json; the run's trainer_state.json beside it).
 #
 #   scripts/gpu_check.sh                       # on the GPU machine, from anywhere in the repository
 #   GPU_CHECK_DRY_RUN=1 scripts/gpu_check.sh   # the same steps at toy sizes on the CPU, into a temporary folder
@@ -17,7 +17,8 @@
 # 0.3 in a dry run), GPU_CHECK_OUT the folder of the JSON (default docs/bench; a new temporary one in a dry run).
 # GPU_CHECK_STEPS picks the steps (default "benchmark profile train"), so that the check can be split across calls
 # that must each end sooner: the summary is written once the benchmark's and the training's JSON are both in
-# docs/bench, from this call or an earlier one. The step "options" (not in the default; at most 150 s a variant) times the
+# docs/bench, from this call or an earlier one (the compiled benchmark's eager rows stand in for the benchmark's
+# where it alone ran). The step "options" (not in the default; at most 150 s a variant) times the
 # preset's step alone with what could make it faster (scripts/profile_training_step.py, each on new batch shapes,
 # then on seen ones): attention without cuDNN's (flash, efficient, math: cuDNN builds a plan for each new shape),
 # then also the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json;
@@ -121,11 +122,13 @@ if [[ $steps == *" options "* ]]; then
     done
 fi
 
+compiled_json=$out/${slug}_benchmark_large_bf16_compiled.json
 if [[ $steps == *" compiled "* ]]; then
+    started=$SECONDS
     echo "== hf-seq2seq benchmark ${benchmark_flags[*]} --compile-training ${compile_flags[*]}"
     timeout 420 "$python" -m hf_seq2seq benchmark "${benchmark_flags[@]}" --compile-training "${compile_flags[@]}" \
-        --json "$out/${slug}_benchmark_large_bf16_compiled.json" \
-        || echo "gpu_check.sh: the benchmark with compiled training failed (the rest goes on)" >&2
+        --json "$compiled_json" || echo "gpu_check.sh: the benchmark with compiled training failed (the rest goes on)" >&2
+    took compiled $((SECONDS - started))
 fi
 
 if [[ $steps == *" train "* ]]; then
@@ -135,8 +138,16 @@ if [[ $steps == *" train "* ]]; then
         --output_dir "$run_dir/gpu" --disable_tqdm true "${train_flags[@]}"
     took train $((SECONDS - started))
     cp "$run_dir/gpu/test_results.json" "$train_json"
+    # the run's log (loss, learning rate, each validation's seconds), for the training curve and where time went
+    cp "$run_dir/gpu/trainer_state.json" "${train_json%.json}_trainer_state.json"
 fi
 
+keep_seconds=0
+if [ ! -f "$bench_json" ] && [ -f "$compiled_json" ]; then
+    # the compiled benchmark measured the eager models too, in the same run: its eager rows stand for the benchmark
+    # (the steps' seconds are kept for a later call's summary, which the plain benchmark's would replace)
+    bench_json=$compiled_json benchmark_flags+=(--compile-training "${compile_flags[@]}") keep_seconds=1
+fi
 if [ ! -f "$bench_json" ] || [ ! -f "$train_json" ]; then
     echo "gpu_check.sh: no summary yet: it needs $bench_json and $train_json (GPU_CHECK_STEPS=\"${steps# }\")"
     rm -rf "$run_dir"
@@ -256,4 +267,5 @@ if "compiled_benchmark" in summary:
           f"{c['ours_compile_and_first_pass_s']:.0f} s")
 print(f"wrote {summary_path}")
 EOF
-rm -rf "$run_dir" "$seconds_json"
+rm -rf "$run_dir"
+[ "$keep_seconds" = 1 ] || rm -f "$seconds_json"
