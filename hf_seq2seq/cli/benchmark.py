@@ -10,6 +10,7 @@ from ._common import (
     print_result,
     quiet_transformers,
     sdpa_backends_argument,
+    setup_logging,
 )
 
 # --quick: one timed pass, one latency run, 3 new tokens, batches of QUICK_BATCH_SIZE sentences, no memory, the
@@ -111,6 +112,7 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    setup_logging()  # each stage's seconds as it ends: a run cut short still says how far it got
     quiet_transformers()
     settings = QUICK if args.quick else dict(repeats=args.repeats, latency_runs=args.latency_runs)
     if args.exports:

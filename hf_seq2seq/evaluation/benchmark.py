@@ -26,9 +26,12 @@ The measuring tools are in `hf_seq2seq.evaluation.measuring`, the model sizes in
 `hf_seq2seq.evaluation.benchmark_exports`.
 """
 
+import contextlib
 import copy
+import logging
 import platform
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 
 import torch
@@ -52,6 +55,8 @@ from hf_seq2seq.evaluation.measuring import (
     train_step_fn,
 )
 
+logger = logging.getLogger(__name__)
+
 HUB_USER = "ours as a Hub user"
 """The generate() row of ours without `use_packed_weights`: what a Hub user gets who loads the folder with
 `trust_remote_code` and has no hf_seq2seq."""
@@ -73,6 +78,16 @@ class _Settings:
     latency_runs: int
     repeats: int
     train_batch_tokens: int | None
+
+
+@contextlib.contextmanager
+def _stage(what: str) -> Iterator[None]:
+    """Log the start and the seconds of a stage of the benchmark: a run stopped early (a device lent for minutes, a
+    compilation that takes longer than thought) still says how far it got and what took the time."""
+    logger.info("%s ...", what)
+    started = time.perf_counter()
+    yield
+    logger.info("%s: %.1f s", what, time.perf_counter() - started)
 
 
 def run_benchmark(
@@ -142,11 +157,15 @@ def run_benchmark(
     train = make_batches(train_batches, train_batch_size, sizes.vocab_size, device, seed=1)
     gen = make_batches(1, generate_batch_size, sizes.vocab_size, device, seed=2)
     single = make_batches(latency_runs, 1, sizes.vocab_size, device, seed=3)
-    train_s = _time_training(models, amp, train, repeats, device) if measure_training else None
+    train_s = None
+    if measure_training:
+        with _stage(f"training, {train_batch_size} sentences a batch"):
+            train_s = _time_training(models, amp, train, repeats, device)
     by_tokens, by_tokens_s = None, {}
     if settings.train_batch_tokens:
         by_tokens = make_token_batches(train_batches, train_batch_tokens, sizes.vocab_size, device, seed=4)
-        by_tokens_s = _time_training(models, amp, by_tokens, repeats, device)
+        with _stage(f"training, batches of up to {train_batch_tokens} tokens"):
+            by_tokens_s = _time_training(models, amp, by_tokens, repeats, device)
     batch_sets = {"sentences": (train, train_s), "token_batches": (by_tokens, by_tokens_s)}
     compiled_rows = (
         _compiled_training(compiled_models, amp, batch_sets, repeats, device) if compiled_models else None
@@ -154,15 +173,18 @@ def run_benchmark(
     hub_user = copy.deepcopy(models["ours"])  # the same weights, its greedy search on plain Linear layers
     use_packed_weights(models["ours"])
     opt_in = _opt_in_models(models["ours"], precisions, compiled)
-    gen_s, lat_s, first_pass_s = _time_generation(
-        settings, device, models, amp, opt_in, hub_user, gen, single
-    )
+    with _stage("generate()"):
+        gen_s, lat_s, first_pass_s = _time_generation(
+            settings, device, models, amp, opt_in, hub_user, gen, single
+        )
     generation = {name: _generation_figures(settings, gen_s[name], lat_s[name]) for name in lat_s}
-    peaks = {dtype: matmul_peak_flops(device, dtype, peak_size) for dtype in set(amp.values())}
+    with _stage("the matmul peak"):
+        peaks = {dtype: matmul_peak_flops(device, dtype, peak_size) for dtype in set(amp.values())}
     peak = {name: peaks[dtype] for name, dtype in amp.items()}
-    figures = _model_figures(
-        settings, sizes, device, models, amp, train, train_s, generation, peak, measure_memory
-    )
+    with _stage("FLOPs and memory"):
+        figures = _model_figures(
+            settings, sizes, device, models, amp, train, train_s, generation, peak, measure_memory
+        )
     token_batches = _token_batch_figures(models, by_tokens, by_tokens_s, peak) if by_tokens else None
     if compiled_rows:
         _add_compiled_mfu(compiled_rows, {"sentences": figures, "token_batches": token_batches})
@@ -226,8 +248,12 @@ def _compiled_training(
             name: train_step_fn(model, device, amp[name.removesuffix(" compiled")])
             for name, model in models.items()
         }
-        first_pass_s = {name: timed(step, batches, device) for name, step in steps.items()}
-        seconds = interleaved(steps, batches, repeats, device)
+        first_pass_s = {}
+        for name, step in steps.items():
+            with _stage(f"{name}, {set_name}: the first pass (compiling)"):
+                first_pass_s[name] = timed(step, batches, device)
+        with _stage(f"compiled training, {set_name}"):
+            seconds = interleaved(steps, batches, repeats, device)
         n_tokens = sum(tokens(b) for b in batches)
         result[set_name] = {
             name: {

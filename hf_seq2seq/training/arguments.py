@@ -31,8 +31,8 @@ class ModelArguments:
         default=None,
         metadata={
             "help": "attention kernels training may use, comma-separated in order of preference, among flash, "
-            "efficient, cudnn and math (default: PyTorch's choice; on a GPU, cudnn builds a plan for each new batch "
-            "shape, which flash and efficient do not)"
+            "efficient, cudnn and math (default: PyTorch's choice, which an empty value asks for under a preset; the "
+            "gpu presets: flash,efficient,math, since on a GPU cudnn builds a plan for each new batch shape)"
         },
     )
 

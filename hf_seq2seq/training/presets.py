@@ -96,6 +96,10 @@ _GPU = dict(
     num_beams=6,
     bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
     optim="adamw_torch_fused",
+    # attention without cuDNN's kernels: cuDNN builds an execution plan for each new batch shape, which batches by
+    # tokens and generate()'s growing keys keep making (on an H200, a step on new shapes took 1.26 s instead of
+    # 42 ms; on shapes seen before, flash/efficient are as fast: docs/training.md)
+    sdpa_backends="flash,efficient,math",
     # per step, the Trainer's check of the loss for nan/inf reads it on the host: a wait for the GPU each step
     logging_nan_inf_filter=False,
     logging_steps=100,
