@@ -18,17 +18,18 @@
 # GPU_CHECK_STEPS picks the steps (default "benchmark profile train"), so that the check can be split across calls
 # that must each end sooner: the summary is written once the benchmark's and the training's JSON are both in
 # docs/bench, from this call or an earlier one (the compiled benchmark's eager rows stand in for the benchmark's
-# where it alone ran). The step "options" (not in the default; at most 150 s a variant) times the
-# preset's step alone with what could make it faster (scripts/profile_training_step.py, each on new batch shapes,
-# then on seen ones): attention without cuDNN's (flash, efficient, math: cuDNN builds a plan for each new shape),
-# then also the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json;
-# GPU_CHECK_VARIANTS picks some of no_cudnn, compiled, compiled_regions, and cudagraphs: compiled whole with
+# where it alone ran). The benchmark and the step profile run the attention kernels the preset trains with (its
+# sdpa_backends: cuDNN's left out). The step "options" (not in the default; at most 150 s a variant) times the
+# preset's step alone beside what could change it (scripts/profile_training_step.py, each on new batch shapes,
+# then on seen ones): PyTorch's own choice of attention (cuDNN's on an H100 or H200, which builds a plan for each
+# new shape), the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json;
+# GPU_CHECK_VARIANTS picks some of cudnn, compiled, compiled_regions, and cudagraphs: compiled whole with
 # torch.compile's mode reduce-overhead, not in the default). The
-# step "compiled" (not in the default; 4 to 7 minutes) runs the benchmark with --compile-training (both models also
-# compiled as `hf-seq2seq train --torch_compile true` compiles them, the compilation's seconds apart):
+# step "compiled" (not in the default; more than 290 s on an H200) runs the benchmark with --compile-training (both
+# models also compiled as `hf-seq2seq train --torch_compile true` compiles them, the compilation's seconds apart):
 # <gpu>_benchmark_large_bf16_compiled.json. GPU_CHECK_BENCHMARK_FLAGS adds flags to both benchmarks (e.g.
-# "--sdpa-backends flash,efficient,math --compile-regions"), GPU_CHECK_TRAIN_FLAGS to the training (e.g.
-# "--torch_compile true --sdpa_backends flash,efficient,math"; ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 in the
+# "--compile-regions"), GPU_CHECK_TRAIN_FLAGS to the training (e.g. "--torch_compile true";
+# ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 in the
 # environment compiles it layer by layer); GPU_CHECK_TAG=NAME then keeps the training's figures apart:
 # <gpu>_gpu_preset_6min_NAME.json and <gpu>_gpu_check_NAME.json. The summary shows every variant measured.
 set -euo pipefail
@@ -53,10 +54,15 @@ done
 "$python" -c "import hf_seq2seq, torch" 2>/dev/null \
     || fail "$python cannot import torch and hf_seq2seq: pip install -e . (with a CUDA build of torch) first"
 
+# the attention kernels the gpu preset trains with, for the benchmark and the step profile too (cuDNN's, which it
+# leaves out, would also cost the check minutes of plan building on new shapes)
+attention=(--sdpa-backends "$("$python" -c "from hf_seq2seq.training.presets import PRESETS; print(PRESETS['gpu']['sdpa_backends'])")")
 if [ "$dry_run" = 1 ]; then
     gpu="dry-run-cpu" device=cpu out=${GPU_CHECK_OUT:-$(mktemp -d)} minutes=${minutes:-0.3}
-    benchmark_flags=(--quick --size cpu --device cpu --dtype fp32 --train-batch-tokens 300 "${extra_benchmark_flags[@]}")
-    profile_flags=(--device cpu --d-model 64 --ffn-dim 128 --heads 4 --layers 2 --batch-tokens 300 --steps 2)
+    benchmark_flags=(--quick --size cpu --device cpu --dtype fp32 --train-batch-tokens 300 "${attention[@]}"
+        "${extra_benchmark_flags[@]}")
+    profile_flags=(--device cpu --d-model 64 --ffn-dim 128 --heads 4 --layers 2 --batch-tokens 300 --steps 2
+        "${attention[@]}")
     compile_flags=(--compile-backend eager)  # dynamo alone: inductor's C++ compilation would take minutes
     train_flags=(--max_train_minutes "$minutes" --use_cpu true --bf16 false --vocab_size 500 --d_model 64
         --encoder_layers 1 --decoder_layers 1 --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000
@@ -68,9 +74,9 @@ else
     command -v nvidia-smi >/dev/null || fail "nvidia-smi not found"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
     device=cuda out=${GPU_CHECK_OUT:-$root/docs/bench} minutes=${minutes:-6}
-    benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3
+    benchmark_flags=(--size large --device cuda --dtype bf16 --train-batch-tokens 25000 --repeats 3 "${attention[@]}"
         "${extra_benchmark_flags[@]}")
-    profile_flags=(--device cuda --batch-tokens 25000 --steps 10)
+    profile_flags=(--device cuda --batch-tokens 25000 --steps 10 "${attention[@]}")
     compile_flags=()
     train_flags=(--max_train_minutes "$minutes" "${extra_train_flags[@]}")
 fi
@@ -104,16 +110,15 @@ if [[ $steps == *" profile "* ]]; then
 fi
 
 if [[ $steps == *" options "* ]]; then
-    no_cudnn=(--sdpa-backends flash,efficient,math)
-    read -r -a variants <<<"${GPU_CHECK_VARIANTS:-no_cudnn compiled compiled_regions}"
+    read -r -a variants <<<"${GPU_CHECK_VARIANTS:-cudnn compiled compiled_regions}"
     for variant in "${variants[@]}"; do
         case $variant in
-            no_cudnn) flags=("${no_cudnn[@]}") ;;
-            compiled) flags=("${no_cudnn[@]}" --compile full "${compile_flags[@]}") ;;
-            compiled_regions) flags=("${no_cudnn[@]}" --compile regional "${compile_flags[@]}") ;;
+            cudnn) flags=(--sdpa-backends "") ;;  # PyTorch's own choice of attention: cuDNN's on an H100 or H200
+            compiled) flags=(--compile full "${compile_flags[@]}") ;;
+            compiled_regions) flags=(--compile regional "${compile_flags[@]}") ;;
             # CUDA graphs (a graph recorded for each new shape, then replayed: one launch a step)
-            cudagraphs) flags=("${no_cudnn[@]}" --compile full --compile-mode reduce-overhead "${compile_flags[@]}") ;;
-            *) fail "unknown GPU_CHECK_VARIANTS entry $variant: no_cudnn, compiled, compiled_regions, cudagraphs" ;;
+            cudagraphs) flags=(--compile full --compile-mode reduce-overhead "${compile_flags[@]}") ;;
+            *) fail "unknown GPU_CHECK_VARIANTS entry $variant: cudnn, compiled, compiled_regions, cudagraphs" ;;
         esac
         echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} ${flags[*]}"
         timeout 150 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" "${flags[@]}" \

@@ -193,9 +193,7 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
 
     assert "no summary yet" in check("options compiled")
     assert "no summary yet" in check("options", variants="cudagraphs")  # not among the default variants
-    compiled_training = (
-        "--torch_compile true --torch_compile_backend eager --sdpa_backends flash,efficient,math"
-    )
+    compiled_training = "--torch_compile true --torch_compile_backend eager"
     # the compiled benchmark measured the eager models too: its eager rows make a summary until the plain
     # benchmark's replace them
     assert "wrote" in check("train", compiled_training)
@@ -215,14 +213,21 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
     assert summary["step_profile"]["new_shapes_train_tokens_per_s"] > 0
     assert f"{train['train_tokens']:,} tokens" in printed
     assert not (tmp_path / "dry-run-cpu_gpu_check_seconds.json").exists()  # folded into the summary
-    # the training ran as its flags said, and the summary names how
+    # the training ran as its flags and the preset said, and the summary names how
     assert train["torch_compile_dynamic"] is True and train["sdpa_backends"] == "flash,efficient,math"
     variants = summary["step_variants"]
-    assert set(variants) == {"default", "no_cudnn", "compiled", "compiled_regions", "cudagraphs", "earlier"}
+    assert set(variants) == {"default", "cudnn", "compiled", "compiled_regions", "cudagraphs", "earlier"}
     assert "reduce-overhead" in variants["cudagraphs"]["compile"]
     assert variants["earlier"]["warm_up_s"] is None and "warm-up ? s" in printed
     assert variants["compiled_regions"]["compile"].startswith("regional")
-    assert variants["no_cudnn"]["sdpa_backends"] == "flash,efficient,math"
+    # the step as the preset runs it (attention off cuDNN's kernels) beside PyTorch's own choice
+    assert (
+        variants["default"]["sdpa_backends"]
+        == variants["compiled"]["sdpa_backends"]
+        == "flash,efficient,math"
+    )
+    assert variants["cudnn"]["sdpa_backends"] == "default"
+    assert "--sdpa-backends flash,efficient,math" in summary["commands"]["benchmark"]
     assert all(v["train_tokens_per_s"] > 0 for v in variants.values())
     assert summary["compiled_benchmark"]["ours_compile_and_first_pass_s"] > 0
     assert "step variant compiled_regions" in printed and "compiled benchmark" in printed
