@@ -2,6 +2,7 @@
 loaded CI machine mean nothing)."""
 
 import json
+import logging
 
 import pytest
 import torch
@@ -143,12 +144,25 @@ def test_measure_training_compares_compiled_and_eager_steps_on_token_batches(tmp
     assert "peak memory" not in capsys.readouterr().out
 
 
-def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(capsys):
+def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(capsys, caplog):
     """`--compile-training`: compiled copies of both models trained on every batch set, beside the eager ones,
-    their compilation timed apart; it adds no generate() row (that is `--compile`)."""
-    result = main(
-        ["--quick", "--compile-training", "--compile-backend", "eager", "--train-batch-tokens", "300"]
+    their compilation timed apart; it adds no generate() row (that is `--compile`). Each stage logs its seconds and
+    figures as it ends: a run stopped early (a device lent for minutes) still says what it measured."""
+    with caplog.at_level(logging.INFO, logger="hf_seq2seq.evaluation.benchmark"):
+        result = main(
+            ["--quick", "--compile-training", "--compile-backend", "eager", "--train-batch-tokens", "300"]
+        )
+    logged = [record.getMessage() for record in caplog.records]
+    eager = result["ours"]["train_tokens_per_s"]
+    ours_compiled = result["compiled_training"]["token_batches"]["ours compiled"]["train_tokens_per_s"]
+    assert any(
+        m.startswith(f"training, 4 sentences a batch: ours {eager:,.0f} tokens/s, marian ") for m in logged
     )
+    assert any(
+        m.startswith(f"compiled training, token_batches: ours compiled {ours_compiled:,.0f}") for m in logged
+    )
+    assert any(m.startswith("marian compiled, sentences: the first pass (compiling): ") for m in logged)
+    assert logged.index("generate() ...") > logged.index("compiled training, token_batches ...")
     compiled = result["compiled_training"]
     assert set(compiled) == {"sentences", "token_batches"}
     for rows in compiled.values():

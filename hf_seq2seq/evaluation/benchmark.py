@@ -90,6 +90,14 @@ def _stage(what: str) -> Iterator[None]:
     logger.info("%s: %.1f s", what, time.perf_counter() - started)
 
 
+def _log_throughput(what: str, batches: list[dict], seconds: dict[str, float]) -> None:
+    """Log each model's training tokens/s over `batches` as soon as they are measured (`seconds`: a pass's)."""
+    n_tokens = sum(tokens(b) for b in batches)
+    logger.info(
+        "%s: %s", what, ", ".join(f"{name} {n_tokens / s:,.0f} tokens/s" for name, s in seconds.items())
+    )
+
+
 def run_benchmark(
     size: str = "cpu",
     device: str | None = None,
@@ -161,11 +169,13 @@ def run_benchmark(
     if measure_training:
         with _stage(f"training, {train_batch_size} sentences a batch"):
             train_s = _time_training(models, amp, train, repeats, device)
+        _log_throughput(f"training, {train_batch_size} sentences a batch", train, train_s)
     by_tokens, by_tokens_s = None, {}
     if settings.train_batch_tokens:
         by_tokens = make_token_batches(train_batches, train_batch_tokens, sizes.vocab_size, device, seed=4)
         with _stage(f"training, batches of up to {train_batch_tokens} tokens"):
             by_tokens_s = _time_training(models, amp, by_tokens, repeats, device)
+        _log_throughput(f"training, batches of up to {train_batch_tokens} tokens", by_tokens, by_tokens_s)
     batch_sets = {"sentences": (train, train_s), "token_batches": (by_tokens, by_tokens_s)}
     compiled_rows = (
         _compiled_training(compiled_models, amp, batch_sets, repeats, device) if compiled_models else None
@@ -254,6 +264,7 @@ def _compiled_training(
                 first_pass_s[name] = timed(step, batches, device)
         with _stage(f"compiled training, {set_name}"):
             seconds = interleaved(steps, batches, repeats, device)
+        _log_throughput(f"compiled training, {set_name}", batches, seconds)
         n_tokens = sum(tokens(b) for b in batches)
         result[set_name] = {
             name: {
