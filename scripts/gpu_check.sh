@@ -56,7 +56,8 @@ done
 
 # the attention kernels the gpu preset trains with, for the benchmark and the step profile too (cuDNN's, which it
 # leaves out, would also cost the check minutes of plan building on new shapes)
-attention=(--sdpa-backends "$("$python" -c "from hf_seq2seq.training.presets import PRESETS; print(PRESETS['gpu']['sdpa_backends'])")")
+preset_attention=$("$python" -c "from hf_seq2seq.training.presets import PRESETS; print(PRESETS['gpu']['sdpa_backends'])")
+attention=(--sdpa-backends "$preset_attention")
 if [ "$dry_run" = 1 ]; then
     gpu="dry-run-cpu" device=cpu out=${GPU_CHECK_OUT:-$(mktemp -d)} minutes=${minutes:-0.3}
     benchmark_flags=(--quick --size cpu --device cpu --dtype fp32 --train-batch-tokens 300 "${attention[@]}"
