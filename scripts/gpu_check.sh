@@ -24,13 +24,13 @@
 # then on seen ones): PyTorch's own choice of attention (cuDNN's on an H100 or H200, which builds a plan for each
 # new shape), the model torch.compile'd whole, then layer by layer (<gpu>_training_step_profile_<variant>.json;
 # GPU_CHECK_VARIANTS picks some of cudnn, compiled, compiled_regions, and cudagraphs: compiled whole with
-# torch.compile's mode reduce-overhead, not in the default). The
-# step "compiled" (not in the default; more than 290 s on an H200) runs the benchmark with --compile-training (both
+# torch.compile's mode reduce-overhead, not in the default). The step "compiled" (not in the default; more than
+# 290 s on an H200, 136 s on an H100 with --compile-regions) runs the benchmark with --compile-training (both
 # models also compiled as `hf-seq2seq train --torch_compile true` compiles them, the compilation's seconds apart):
 # <gpu>_benchmark_large_bf16_compiled.json. GPU_CHECK_BENCHMARK_FLAGS adds flags to both benchmarks (e.g.
 # "--compile-regions"), GPU_CHECK_TRAIN_FLAGS to the training (e.g. "--torch_compile true";
-# ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 in the
-# environment compiles it layer by layer); GPU_CHECK_TAG=NAME then keeps the training's figures apart:
+# ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 in the environment compiles it layer by layer); GPU_CHECK_TAG=NAME
+# then keeps the training's figures apart:
 # <gpu>_gpu_preset_6min_NAME.json and <gpu>_gpu_check_NAME.json. The summary shows every variant measured.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
