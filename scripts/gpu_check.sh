@@ -32,6 +32,11 @@
 # ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 in the environment compiles it layer by layer); GPU_CHECK_TAG=NAME
 # then keeps the training's figures apart:
 # <gpu>_gpu_preset_6min_NAME.json and <gpu>_gpu_check_NAME.json. The summary shows every variant measured.
+# The step "screen" (not in the default; about 2 minutes a recipe) is the recipe's short screen: `hf-seq2seq
+# compare` of the preset beside changes of it (GPU_CHECK_SCREEN: "NAME=PRESET FLAGS;..."; by default the learning
+# rate 2e-3, 4,000 subwords, batches of 12,500 tokens), each trained with seed 0 for GPU_CHECK_SCREEN_MINUTES
+# (default 1), stopped after GPU_CHECK_SCREEN_LIMIT seconds if set: <gpu>_gpu_screen.json, and each run's test
+# figures as it ends, <gpu>_gpu_screen_<NAME>-seed0.json.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -65,10 +70,12 @@ if [ "$dry_run" = 1 ]; then
     profile_flags=(--device cpu --d-model 64 --ffn-dim 128 --heads 4 --layers 2 --batch-tokens 300 --steps 2
         "${attention[@]}")
     compile_flags=(--compile-backend eager)  # dynamo alone: inductor's C++ compilation would take minutes
-    train_flags=(--max_train_minutes "$minutes" --use_cpu true --bf16 false --vocab_size 500 --d_model 64
-        --encoder_layers 1 --decoder_layers 1 --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000
-        --max_train_samples 3000 --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30
-        --dataloader_num_workers 1 --num_beams 2 "${extra_train_flags[@]}")
+    toy_flags=(--use_cpu true --bf16 false --vocab_size 500 --d_model 64 --encoder_layers 1 --decoder_layers 1
+        --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000 --max_train_samples 3000
+        --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30 --dataloader_num_workers 1
+        --num_beams 2)
+    train_flags=(--max_train_minutes "$minutes" "${toy_flags[@]}" "${extra_train_flags[@]}")
+    screen_minutes=${GPU_CHECK_SCREEN_MINUTES:-0.1}
 else
     "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
         || fail "no CUDA GPU: torch.cuda.is_available() is False (torch $("$python" -c 'import torch; print(torch.__version__)')); run it on a machine with an NVIDIA GPU and a CUDA build of torch, or GPU_CHECK_DRY_RUN=1 for a rehearsal on the CPU"
@@ -79,7 +86,9 @@ else
         "${extra_benchmark_flags[@]}")
     profile_flags=(--device cuda --batch-tokens 25000 --steps 10 "${attention[@]}")
     compile_flags=()
+    toy_flags=()
     train_flags=(--max_train_minutes "$minutes" "${extra_train_flags[@]}")
+    screen_minutes=${GPU_CHECK_SCREEN_MINUTES:-1}
 fi
 slug=$(echo "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')
 mkdir -p "$out"
@@ -146,6 +155,26 @@ if [[ $steps == *" train "* ]]; then
     cp "$run_dir/gpu/test_results.json" "$train_json"
     # the run's log (loss, learning rate, each validation's seconds), for the training curve and where time went
     cp "$run_dir/gpu/trainer_state.json" "${train_json%.json}_trainer_state.json"
+fi
+
+if [[ $steps == *" screen "* ]]; then
+    # the recipe's short screen: the preset beside changes of it, each trained for GPU_CHECK_SCREEN_MINUTES with seed
+    # 0 by `hf-seq2seq compare` (as the cpu recipe was chosen: docs/recipe.md); each run's test figures are kept as it
+    # ends, so that a call stopped early keeps the runs it finished
+    IFS=';' read -r -a recipes <<<"${GPU_CHECK_SCREEN:-base=gpu;lr2e-3=gpu --learning_rate 2e-3;vocab4000=gpu --vocab_size 4000;tokens12500=gpu --max_tokens_per_batch 12500}"
+    variant_flags=()
+    for recipe in "${recipes[@]}"; do variant_flags+=(--variant "$recipe"); done
+    started=$SECONDS
+    echo "== hf-seq2seq compare ${variant_flags[*]} --max-train-minutes $screen_minutes --seeds 0"
+    timeout "${GPU_CHECK_SCREEN_LIMIT:-$(awk -v m="$screen_minutes" -v n="${#recipes[@]}" 'BEGIN { print int(n * (m * 60 + 120)) }')}" \
+        "$python" -m hf_seq2seq compare "${variant_flags[@]}" --max-train-minutes "$screen_minutes" --seeds 0 \
+        --latency-sentences 20 --output-dir "$run_dir/screen" --json "$out/${slug}_gpu_screen.json" \
+        -- --data_path "$data" --disable_tqdm true "${toy_flags[@]}" \
+        || echo "gpu_check.sh: the screen stopped before its end (the runs it finished are kept)" >&2
+    for report in "$run_dir"/screen/*/test_results.json; do
+        [ -f "$report" ] && cp "$report" "$out/${slug}_gpu_screen_$(basename "$(dirname "$report")").json"
+    done
+    took screen $((SECONDS - started))
 fi
 
 keep_seconds=0

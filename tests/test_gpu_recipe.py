@@ -233,6 +233,38 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
     assert "step variant compiled_regions" in printed and "compiled benchmark" in printed
 
 
+@pytest.mark.slow
+def test_the_device_check_screens_recipes_and_keeps_each_runs_figures(tmp_path, synthetic_fra_txt):
+    """The device check's `screen` (the gpu recipe's short screen, rehearsed on the CPU): `hf-seq2seq compare` of the
+    preset beside a change of it, each for the screen's budget; the comparison's JSON, and each run's test figures
+    kept apart as the run ends (a call stopped early keeps those), and the step's seconds."""
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu_check.sh")],
+        env=os.environ
+        | {
+            "GPU_CHECK_DRY_RUN": "1",
+            "GPU_CHECK_OUT": str(tmp_path),
+            "GPU_CHECK_STEPS": "screen",
+            "GPU_CHECK_SCREEN": "base=gpu;lr2e-3=gpu --learning_rate 2e-3",
+            "GPU_CHECK_SCREEN_MINUTES": "0.05",
+            "HF_SEQ2SEQ_FRA_ENG": str(synthetic_fra_txt),
+            "PYTHON": sys.executable,
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "--variant lr2e-3=gpu --learning_rate 2e-3" in done.stdout
+    screen = json.loads((tmp_path / "dry-run-cpu_gpu_screen.json").read_text())
+    assert list(screen["variants"]) == ["base", "lr2e-3"] and screen["budget"]["minutes"] == 0.05
+    runs = {run["variant"]: run for run in screen["runs"]}
+    for name in ("base", "lr2e-3"):
+        report = json.loads((tmp_path / f"dry-run-cpu_gpu_screen_{name}-seed0.json").read_text())
+        assert report["training"]["preset"] == "gpu" and report["bleu"] == runs[name]["bleu"]
+    assert json.loads((tmp_path / "dry-run-cpu_gpu_check_seconds.json").read_text())["screen"] > 0
+
+
 def test_the_trainer_counts_the_parameters_of_its_flops_estimate_once(tmp_path, monkeypatch):
     """The Trainer adds each step's FLOPs (6 x tokens x parameters outside the embeddings) to `total_flos`: the same
     figure, but without walking every module at every step (host time a GPU's step would wait on)."""
