@@ -191,8 +191,8 @@ def test_benchmark_compiles_layer_by_layer_and_names_the_attention_kernels(capsy
     """`--compile-regions` compiles each repeated layer of both models alone (as accelerate's regional compilation
     in `hf-seq2seq train`), `--sdpa-backends` restricts both models' attention; the result says how it ran. Both
     models' layers share transformers' code, compiled once for each of them: dynamo's recompile limit never sends
-    a layer back to eager execution during the measurement (the H100's run reached the default limit, 8; here it
-    is lowered to 1, which the models' layers pass), and the limit is as it was afterwards."""
+    a layer back to eager execution during the measurement (an H100's run reached the default limit, 8; here it
+    is lowered to 1, which the layers' compilations exceed), and the limit is as it was afterwards."""
     result = main(["--quick", "--generate-only", "--sdpa-backends", "math"])
     assert result["settings"]["sdpa_backends"] == "math"
     assert torch.backends.cuda.flash_sdp_enabled()  # restored after the run
