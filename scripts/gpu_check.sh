@@ -24,14 +24,14 @@
 # then on seen ones): PyTorch's own choice of attention (cuDNN's on an H100 or H200, which builds a plan for each
 # new shape) and the model torch.compile'd layer by layer (<gpu>_training_step_profile_<variant>.json;
 # GPU_CHECK_VARIANTS picks some of cudnn, compiled_regions, and, not in the default, compiled (whole: more than
-# 245 s on an H100) and cudagraphs (compiled whole with torch.compile's mode reduce-overhead)). The step "compiled" (not in the default; more than
-# 290 s on an H200, 136 s on an H100 with --compile-regions) runs the benchmark with --compile-training (both
-# models also compiled as `hf-seq2seq train --torch_compile true` compiles them, the compilation's seconds apart):
-# <gpu>_benchmark_large_bf16_compiled.json. GPU_CHECK_BENCHMARK_FLAGS adds flags to both benchmarks (e.g.
-# "--compile-regions"), GPU_CHECK_TRAIN_FLAGS to the training (e.g. "--torch_compile true";
-# ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 in the environment compiles it layer by layer); GPU_CHECK_TAG=NAME
-# then keeps the training's figures apart:
-# <gpu>_gpu_preset_6min_NAME.json and <gpu>_gpu_check_NAME.json. The summary shows every variant measured.
+# 245 s on an H100) and cudagraphs (compiled whole with torch.compile's mode reduce-overhead)). The step
+# "compiled" (not in the default; more than 290 s on an H200, 136 s on an H100 with --compile-regions) runs the
+# benchmark with --compile-training (both models also compiled as `hf-seq2seq train --torch_compile true` compiles
+# them, the compilation's seconds apart): <gpu>_benchmark_large_bf16_compiled.json. GPU_CHECK_BENCHMARK_FLAGS adds
+# flags to both benchmarks (e.g. "--compile-regions"), GPU_CHECK_TRAIN_FLAGS to the training (e.g. "--torch_compile
+# true"; ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1 in the environment compiles it layer by layer);
+# GPU_CHECK_TAG=NAME then keeps the training's figures apart: <gpu>_gpu_preset_6min_NAME.json and
+# <gpu>_gpu_check_NAME.json. The summary shows every variant measured.
 # The step "screen" (not in the default; about 2 minutes a recipe) is the recipe's short screen: `hf-seq2seq
 # compare` of the preset beside changes of it (GPU_CHECK_SCREEN: "NAME=PRESET FLAGS;..."; by default the learning
 # rate 2e-3, 4,000 subwords, batches of 12,500 tokens), each trained with seed 0 for GPU_CHECK_SCREEN_MINUTES

@@ -192,12 +192,9 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
         return done.stdout
 
     assert "no summary yet" in check("options compiled")
-    assert not (
-        tmp_path / "dry-run-cpu_training_step_profile_compiled.json"
-    ).exists()  # whole: minutes on a GPU
-    assert "no summary yet" in check(
-        "options", variants="compiled cudagraphs"
-    )  # not among the default variants
+    # the model compiled whole (minutes on a GPU) and CUDA graphs are not among the default variants
+    assert not (tmp_path / "dry-run-cpu_training_step_profile_compiled.json").exists()
+    assert "no summary yet" in check("options", variants="compiled cudagraphs")
     compiled_training = "--torch_compile true --torch_compile_backend eager"
     # the compiled benchmark measured the eager models too: its eager rows make a summary until the plain
     # benchmark's replace them

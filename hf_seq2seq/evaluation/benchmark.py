@@ -171,15 +171,13 @@ def run_benchmark(
     single = make_batches(latency_runs, 1, sizes.vocab_size, device, seed=3)
     train_s = None
     if measure_training:
-        with _stage(f"training, {train_batch_size} sentences a batch"):
-            train_s = _time_training(models, amp, train, repeats, device)
-        _log_throughput(f"training, {train_batch_size} sentences a batch", train, train_s)
+        what = f"training, {train_batch_size} sentences a batch"
+        train_s = _time_training(what, models, amp, train, repeats, device)
     by_tokens, by_tokens_s = None, {}
     if settings.train_batch_tokens:
         by_tokens = make_token_batches(train_batches, train_batch_tokens, sizes.vocab_size, device, seed=4)
-        with _stage(f"training, batches of up to {train_batch_tokens} tokens"):
-            by_tokens_s = _time_training(models, amp, by_tokens, repeats, device)
-        _log_throughput(f"training, batches of up to {train_batch_tokens} tokens", by_tokens, by_tokens_s)
+        what = f"training, batches of up to {train_batch_tokens} tokens"
+        by_tokens_s = _time_training(what, models, amp, by_tokens, repeats, device)
     batch_sets = {"sentences": (train, train_s), "token_batches": (by_tokens, by_tokens_s)}
     compiled_rows = (
         _compiled_training(compiled_models, amp, batch_sets, repeats, device) if compiled_models else None
@@ -231,16 +229,21 @@ def run_benchmark(
 
 
 def _time_training(
+    what: str,
     models: dict[str, torch.nn.Module],
     amp: dict[str, torch.dtype | None],
     train: list[dict],
     repeats: int,
     device: str,
 ) -> dict[str, float]:
-    """Median seconds of each model's training steps over `train`, measured in turn."""
-    return interleaved(
-        {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
-    )
+    """Median seconds of each model's training steps over `train`, measured in turn; logged as the stage `what`,
+    with each model's tokens/s."""
+    with _stage(what):
+        seconds = interleaved(
+            {k: train_step_fn(m, device, amp[k]) for k, m in models.items()}, train, repeats, device
+        )
+    _log_throughput(what, train, seconds)
+    return seconds
 
 
 def _compiled_training(
