@@ -49,7 +49,8 @@ def wait_ready(url: str, process: subprocess.Popen | None = None, timeout: float
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}:\n{process.stdout.read()}")
+            output = process.log.read_text() if process.stdout is None else process.stdout.read()
+            raise RuntimeError(f"the server exited with {process.returncode}:\n{output}")
         try:
             if get(f"{url}/health", timeout=5)[0] == 200:
                 return
@@ -62,14 +63,15 @@ def wait_ready(url: str, process: subprocess.Popen | None = None, timeout: float
 def start_server(model: Path, port: int, *options: str, log: Path | None = None) -> subprocess.Popen:
     """`python -m hf_seq2seq serve MODEL --port PORT ...` from the repository root; its output goes to `log`."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    return subprocess.Popen(
-        [sys.executable, "-m", "hf_seq2seq", "serve", str(model), "--port", str(port), *options],
-        cwd=ROOT,
-        env=env,
-        stdout=log.open("w") if log else subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    command = [sys.executable, "-m", "hf_seq2seq", "serve", str(model), "--port", str(port), *options]
+    if log is None:
+        return subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+    with log.open("w") as output:  # the server writes through its own copy of the descriptor
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    process.log = log  # what `wait_ready` shows if the server exits
+    return process
 
 
 @contextlib.contextmanager
