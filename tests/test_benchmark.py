@@ -3,6 +3,7 @@ loaded CI machine mean nothing)."""
 
 import json
 import logging
+import time
 
 import pytest
 import torch
@@ -35,6 +36,15 @@ def test_models_have_the_same_sizes_and_batches_realistic_lengths():
     batch = make_batches(1, 64, 8000, "cpu")[0]
     lengths = batch["attention_mask"].sum(1)
     assert lengths.min() >= 5 and lengths.max() <= 20 and tokens(batch) > 64 * 10
+
+
+def test_a_peak_memory_measurement_that_fails_says_so_at_once():
+    """Its process ends with an error (here: a model it cannot build): the caller hears of it as soon as the process
+    ends, not after the 600 s it allows a measurement."""
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="'no-such-model' failed: its process ended with exit status 1"):
+        measuring.peak_memory("no-such-model", SIZES["cpu"], "cpu", 2, None)
+    assert time.monotonic() - started < 120
 
 
 def test_generate_only_benchmark_reports_decoding_and_no_training(capsys):

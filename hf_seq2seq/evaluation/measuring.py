@@ -11,6 +11,7 @@ training step in a fresh process (`peak_memory`).
 import contextlib
 import copy
 import multiprocessing
+import queue as queues
 import statistics
 import time
 from collections.abc import Callable
@@ -269,6 +270,13 @@ def _resident_bytes(field: str = "VmRSS") -> int:
     raise RuntimeError(f"{field} not found in /proc/self/status")
 
 
+def enable_activation_checkpointing(model: torch.nn.Module) -> None:
+    """Activation checkpointing on every layer: `activation_checkpointing_enable()` from transformers 5.23 (where
+    `gradient_checkpointing_enable()` is a deprecated alias that warns), `gradient_checkpointing_enable()` before."""
+    enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+    enable()
+
+
 def _peak_memory_child(
     name: str, sizes: Sizes, device: str, batch_size: int, dtype, checkpointing: bool, queue
 ) -> None:
@@ -276,7 +284,7 @@ def _peak_memory_child(
     base = 0 if cuda else _resident_bytes()  # after imports: what torch/transformers cost is left out
     model = build_models(sizes, device, names=(name,))[name]
     if checkpointing:
-        model.activation_checkpointing_enable()
+        enable_activation_checkpointing(model)
     batches = make_batches(3, batch_size, sizes.vocab_size, device)
     step = train_step_fn(model, device, dtype)
     if cuda:
@@ -307,6 +315,19 @@ def peak_memory(
         target=_peak_memory_child, args=(name, sizes, device, batch_size, dtype, checkpointing, queue)
     )
     process.start()
-    peak = queue.get(timeout=600)
+    deadline = time.monotonic() + 600
+    while True:  # the child's figure, or an error as soon as it ends without one (an exception, a crash)
+        try:
+            peak = queue.get(timeout=1)
+            break
+        except queues.Empty:
+            if process.exitcode is not None and queue.empty():  # once exited, what it put is in the pipe
+                raise RuntimeError(
+                    f"measuring the peak memory of {name!r} failed: its process ended with exit status "
+                    f"{process.exitcode} (its error, if any, is printed above)"
+                ) from None
+            if time.monotonic() > deadline:
+                process.terminate()
+                raise TimeoutError(f"measuring the peak memory of {name!r} took over 600 s") from None
     process.join()
     return peak

@@ -7,18 +7,18 @@ Every sub-layer is wrapped in a residual connection and a LayerNorm: `LayerNorm(
 the paper) or `x + Sublayer(LayerNorm(x))` (pre-LN, `config.normalize_before`). Embeddings of the encoder
 input, the decoder input and the output projection are one matrix when `config.tie_word_embeddings`.
 
-Hugging Face contracts (transformers 5.x): attention runs through `ALL_ATTENTION_FUNCTIONS`
-("eager"/"sdpa"); decoding caches keys/values in an `EncoderDecoderCache` (self-attention cache grows by
-one step per token, or is a static cache of fixed size whose decoding step `torch.compile` captures as one
-graph; each layer's cross-attention keys/values are computed once from the encoder output); the call's
-`output_attentions` / `output_hidden_states` / `use_cache` / `return_dict` override the config's;
-`inputs_embeds` / `decoder_inputs_embeds` stand in for ids; `TransformerMTForConditionalGeneration` mixes in
-`GenerationMixin`; every encoder and decoder layer is a `GradientCheckpointingLayer`
-(`model.activation_checkpointing_enable()`, the Trainer's `--gradient_checkpointing`), so its inputs that need
-gradients are passed positionally and the KV cache is dropped inside a checkpointed layer. On the CPU, training
-skips the padding: the layers' projections and FFNs run on the real tokens' rows only (`pack`); on a GPU and
-under torch.compile every shape stays fixed (`fixed_shapes`), and the decoder's self-attention without padding
-runs as `is_causal`, which sdpa's fused kernels take.
+Hugging Face contracts (transformers 5.x): attention runs through `ALL_ATTENTION_FUNCTIONS` ("eager"/"sdpa");
+decoding caches keys/values in an `EncoderDecoderCache` (self-attention cache grows by one step per token, or is
+a static cache of fixed size whose decoding step `torch.compile` captures as one graph; each layer's
+cross-attention keys/values are computed once from the encoder output); the call's `output_attentions` /
+`output_hidden_states` / `use_cache` / `return_dict` override the config's; `inputs_embeds` /
+`decoder_inputs_embeds` stand in for ids; `TransformerMTForConditionalGeneration` mixes in `GenerationMixin`;
+every encoder and decoder layer is a `GradientCheckpointingLayer` (`model.activation_checkpointing_enable()`,
+`gradient_checkpointing_enable()` before transformers 5.23, the Trainer's `--gradient_checkpointing`), so its
+inputs that need gradients are passed positionally and the KV cache is dropped inside a checkpointed layer. On
+the CPU, training skips the padding: the layers' projections and FFNs run on the real tokens' rows only
+(`pack`); on a GPU and under torch.compile every shape stays fixed (`fixed_shapes`), and the decoder's
+self-attention without padding runs as `is_causal`, which sdpa's fused kernels take.
 
 `generate()` adds an output length relative to the source and hands plain greedy search to the hand-written
 loop of `generation_transformer_mt.py`.
