@@ -71,7 +71,7 @@ def _dataset_of(report: EvalReport) -> tuple[str, str]:
 
 
 def supported_transformers() -> str:
-    """The transformers releases this package supports (`supported_releases`), e.g. ">=5.15, <6"."""
+    """The transformers releases this package supports (`supported_releases`), e.g. ">=5.18, <6"."""
     return ", ".join(supported_releases("transformers"))
 
 

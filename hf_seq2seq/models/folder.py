@@ -185,7 +185,7 @@ def last_checkpoint(run_dir: str | os.PathLike[str]) -> Path | None:
 
 def supported_releases(name: str) -> list[str]:
     """The releases of `name` (a dependency, or one an extra installs) that this package supports, as its metadata
-    (pyproject.toml) declares and CI tests them: e.g. [">=5.15", "<6"] for transformers. What a folder's code needs
+    (pyproject.toml) declares and CI tests them: e.g. [">=5.18", "<6"] for transformers. What a folder's code needs
     and what runs it: the model card and a Space's requirements say it."""
     for line in importlib.metadata.requires("hf_seq2seq") or ():
         requirement = Requirement(line)
