@@ -22,7 +22,7 @@ from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, base, 
 from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import translate_html
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 pptx = pytest.importorskip("pptx")
 etree = pytest.importorskip("lxml.etree")

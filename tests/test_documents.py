@@ -35,7 +35,7 @@ from hf_seq2seq.formats.documents.subtitles import wrap
 from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import INLINE_ELEMENTS, translate_html
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 docx = pytest.importorskip("docx")
 srt = pytest.importorskip("srt")

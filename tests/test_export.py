@@ -21,7 +21,7 @@ from hf_seq2seq.engines.ctranslate2_engine import (  # noqa: E402
 )
 from hf_seq2seq.export.ctranslate2 import export_ctranslate2  # noqa: E402
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 SOURCES = [
     "the cat sat on the mat .",

@@ -23,7 +23,7 @@ from hf_seq2seq.formats.markup import read_pieces, translate_html
 from hf_seq2seq.formats.spans import Span, project_spans
 from hf_seq2seq.models.transformer_mt.protected_spans import ProtectedSplit, protected_spans
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 LEXICON = {
     "the": "le", "a": "un", "cat": "chat", "dog": "chien", "sees": "voit", "red": "rouge", "big": "grand",

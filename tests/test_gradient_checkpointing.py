@@ -16,7 +16,7 @@ from hf_seq2seq.evaluation.measuring import enable_activation_checkpointing
 from hf_seq2seq.evaluation.report import TRAINING_REPORT
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 VOCAB = TINY_VOCAB
 

@@ -18,7 +18,7 @@ pytest.importorskip("py3langid")
 from helpers import free_port  # noqa: E402
 from serve_helpers import HOST, get, post_json, request, start_server, wait_ready  # noqa: E402
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 PAIR = {"source": "en", "target": "fr"}
 

@@ -14,7 +14,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 VOCAB = TINY_VOCAB
 

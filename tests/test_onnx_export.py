@@ -29,7 +29,7 @@ from hf_seq2seq.engines.onnxruntime_engine import PRECISIONS, OnnxTranslator, lo
 from hf_seq2seq.export import onnx as onnx_export  # noqa: E402
 from hf_seq2seq.export.onnx import export_onnx  # noqa: E402
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 SOURCES = [
     "the cat sat on the mat .",

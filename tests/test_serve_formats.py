@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")

@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 pytest.importorskip("starlette")
 hypothesis = pytest.importorskip("hypothesis")

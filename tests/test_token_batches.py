@@ -18,7 +18,7 @@ from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import Transformer
 from hf_seq2seq.training.token_batches import PairTooLongError, TokenBatchSampler, TokenBatchStream
 from hf_seq2seq.training.trainer import TranslationTrainer
 
-pytestmark = pytest.mark.releases  # CI runs these with every dependency at its floor too
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 LIMIT = 120
 
