@@ -1,7 +1,7 @@
 """PowerPoint, OpenDocument and EPUB files (`hf_seq2seq.formats.documents.powerpoint`, `.opendocument`, `.epub`,
-their runs placed by `.runs`): real files of python-pptx's, odfpy's and the W3C EPUB suite's tests round-trip
-with every paragraph translated and everything else kept (zip members, their order and compression, breaks,
-fields, tabs, spans, links, notes, headers, tables); no formatted run comes back empty even with no alignment;
+their runs placed by `.runs`): real files of python-pptx's, odfpy's and the W3C EPUB suite's tests and of the
+EPUB 3 samples round-trip with every paragraph translated and everything else kept (zip members, their order
+and compression, breaks, fields, tabs, spans, links, notes, headers, tables, an NCX's entries); no formatted run comes back empty even with no alignment;
 bad and hostile files get a `DocumentError`; a glossary reaches each format, an engine without alignments is
 refused; the command writes each format. The files are in tests/fixtures/documents (source and licence in its
 README.md)."""
@@ -37,6 +37,7 @@ LEXICON = {
 }  # fmt: skip
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+NCX = "{http://www.daisy.org/z3986/2005/ncx/}"
 
 
 @pytest.fixture
@@ -234,6 +235,39 @@ def test_an_epub_translates_its_chapters_and_navigation_as_html_and_keeps_the_re
     assert "There now est your insular ville de le Manhattoes" in after["EPUB/content_002.xhtml"].decode()
     for name in names:  # still well-formed XML, as EPUB requires
         etree.fromstring(after[name])
+
+
+def test_an_epub_table_of_contents_for_older_readers_comes_back_translated_and_otherwise_as_it_was(words):
+    """The Waste Land of the EPUB 3 samples carries an NCX (EPUB 2's table of contents) beside its navigation
+    document, as EPUB 3 books do for older readers: its title and its entries' labels are translated."""
+    data = (FILES / "wasteland.epub").read_bytes()
+    out = translate_document_bytes(words, data, ".epub")
+    ncx = "EPUB/wasteland.ncx"
+    assert_same_archive_but(data, out, {"EPUB/wasteland-content.xhtml", "EPUB/wasteland-nav.xhtml", ncx})
+    before, after = (etree.fromstring(dict((n, c) for n, _, c in members(d))[ncx]) for d in (data, out))
+    labels = [text.text for text in before.iter(NCX + "text")]
+    assert labels[:2] == ["The Waste Land", "I. THE BURIAL OF THE DEAD"] and len(labels) == 7
+    assert [text.text for text in after.iter(NCX + "text")] == [translated(words, label) for label in labels]
+    assert next(after.iter(NCX + "text")).text == "Le Waste Land"
+    for text in (*before.iter(NCX + "text"), *after.iter(NCX + "text")):
+        text.text = None
+    assert etree.tostring(after) == etree.tostring(before)  # its entries, links, order and comments
+
+
+def test_an_epub_whose_table_of_contents_lxml_cannot_read_is_translated_with_that_file_kept(words):
+    data = (FILES / "wasteland.epub").read_bytes()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as zin, zipfile.ZipFile(out, "w") as zout:
+        for item in zin.infolist():
+            content = zin.read(item.filename)
+            if item.filename.endswith(".ncx"):  # an HTML entity that no NCX declares
+                content = content.replace(b"A GAME OF CHESS", b"A GAME&nbsp;OF CHESS")
+            zout.writestr(item, content)
+    broken = out.getvalue()
+    translated_book = translate_document_bytes(words, broken, ".epub")
+    assert_same_archive_but(
+        broken, translated_book, {"EPUB/wasteland-content.xhtml", "EPUB/wasteland-nav.xhtml"}
+    )
 
 
 # ---- all of them

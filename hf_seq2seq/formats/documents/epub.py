@@ -1,9 +1,11 @@
 """EPUB e-books (`.epub`), read and written as the zip they are (zipfile, lxml): every XHTML content document the
 package lists (its chapters, and its navigation document: the table of contents) is translated as HTML
 (`hf_seq2seq.formats.markup.translate_html`: tags, attributes and markup kept byte for byte, inline elements
-moved with their words), all of them in one batched call; every other file (the package document and its
-metadata, style sheets, images, fonts, an EPUB 2 `toc.ncx`) is written back as it was, each file in its order
-with its compression (the `mimetype` first and stored, as EPUB requires).
+moved with their words), all of them in one batched call; so are the title and the entries' labels of an NCX
+table of contents (EPUB 2's, which EPUB 3 books carry too for older readers), in a second call, the rest of
+the NCX kept; every other file (the package document and its metadata, style sheets, images, fonts) is
+written back as it was, each file in its order with its compression (the `mimetype` first and stored, as EPUB
+requires).
 
 The package document is found through `META-INF/container.xml` and read without loading DTDs or resolving
 entities. A file that is not an EPUB, a content document that is not UTF-8, or a file that would unpack to
@@ -26,6 +28,7 @@ from hf_seq2seq.formats.documents.base import (
     DocumentError,
     DocumentFormat,
     Job,
+    has_words,
     open_archive,
     read_xml,
 )
@@ -34,6 +37,11 @@ from hf_seq2seq.formats.markup import translate_html
 CONTAINER = "META-INF/container.xml"
 WHAT = "an EPUB e-book (.epub)"
 XHTML = frozenset({"application/xhtml+xml", "text/html"})
+NCX = "application/x-dtbncx+xml"
+NCX_NAMESPACE = "{http://www.daisy.org/z3986/2005/ncx/}"
+SHOWN = frozenset({NCX_NAMESPACE + "docTitle", NCX_NAMESPACE + "navLabel"})
+"""The NCX elements whose `text` a reader shows and that are words: the book's title and each entry's label (of
+the table of contents, the page list and the other lists); the author is a name, kept."""
 
 
 class Epub(DocumentFormat):
@@ -45,7 +53,8 @@ class Epub(DocumentFormat):
             try:
                 members = [(item, archive.read(item)) for item in archive.infolist()]
                 names = {item.filename: k for k, (item, _) in enumerate(members)}
-                documents = _content_documents(archive)
+                documents = _manifest(archive, XHTML)
+                tables_of_contents = [names[name] for name in _manifest(archive, {NCX}) if name in names]
             except DocumentError:
                 raise
             except DAMAGED as error:
@@ -71,6 +80,7 @@ class Epub(DocumentFormat):
                 item,
                 (BOM if content.startswith(BOM.encode()) else "").encode() + text.encode("utf-8"),
             )
+        _translate_labels(members, tables_of_contents, job)
         written = io.BytesIO()
         with zipfile.ZipFile(written, "w") as out:
             for item, content in members:
@@ -78,8 +88,34 @@ class Epub(DocumentFormat):
         return written.getvalue()
 
 
-def _content_documents(archive: zipfile.ZipFile) -> list[str]:
-    """The archive paths of the XHTML documents that the book's package documents list."""
+def _translate_labels(members: list, tables_of_contents: list[int], job: Job) -> None:
+    """The NCX files among `members` (at `tables_of_contents`) with their labels translated in one call and
+    written again; one without a label, or that lxml cannot read (an undeclared entity), is kept as it was: the
+    book's own navigation document is translated anyway."""
+    trees, labels = {}, []
+    for k in tables_of_contents:
+        try:
+            tree = read_xml(members[k][1], WHAT, ".epub").getroottree()
+        except DocumentError:
+            continue
+        found = [
+            text
+            for text in tree.getroot().iter(NCX_NAMESPACE + "text")
+            if text.getparent().tag in SHOWN and has_words(text.text or "")
+        ]
+        if found:
+            trees[k] = tree
+            labels += found
+    for text, result in zip(labels, job.translate([" ".join(t.text.split()) for t in labels]), strict=True):
+        text.text = result.target
+    for k, tree in trees.items():
+        xml = io.BytesIO()
+        tree.write(xml, xml_declaration=True, encoding="UTF-8")
+        members[k] = (members[k][0], xml.getvalue())
+
+
+def _manifest(archive: zipfile.ZipFile, media_types: set | frozenset) -> list[str]:
+    """The archive paths of the files of `media_types` that the book's package documents list."""
     if CONTAINER not in archive.namelist():
         raise DocumentError(f"not {WHAT}: it has no {CONTAINER}")
     container = read_xml(archive.read(CONTAINER), WHAT, ".epub")
@@ -88,7 +124,7 @@ def _content_documents(archive: zipfile.ZipFile) -> list[str]:
         package = rootfile.get("full-path", "")
         folder = posixpath.dirname(package)
         for item in read_xml(archive.read(package), WHAT, ".epub").iter("{*}item"):
-            if item.get("media-type") in XHTML and item.get("href"):
+            if item.get("media-type") in media_types and item.get("href"):
                 path = posixpath.normpath(posixpath.join(folder, unquote(item.get("href").split("#")[0])))
                 found.append(path)
     return list(dict.fromkeys(found))
