@@ -1,9 +1,10 @@
 """PowerPoint, OpenDocument and EPUB files (`hf_seq2seq.formats.documents.powerpoint`, `.opendocument`, `.epub`,
 their runs placed by `.runs`): real files of python-pptx's, odfpy's and the W3C EPUB suite's tests and of the
 EPUB 3 samples round-trip with every paragraph translated and everything else kept (zip members, their order
-and compression, breaks, fields, tabs, spans, links, notes, headers, tables, an NCX's entries); no formatted run comes back empty even with no alignment;
-bad and hostile files get a `DocumentError`; a glossary reaches each format, an engine without alignments is
-refused; the command writes each format. The files are in tests/fixtures/documents (source and licence in its
+and compression, breaks, fields, tabs, spans, links, notes, headers, tables, charts, SmartArt, an NCX's
+entries); no formatted run comes back empty even with no alignment; bad and hostile files get a
+`DocumentError`; a glossary reaches each format, an engine without alignments is refused; the command writes
+each format. The files are in tests/fixtures/documents (source and licence in its
 README.md)."""
 
 import io
@@ -139,6 +140,30 @@ def test_a_hyperlink_and_every_formatted_run_keep_words_even_with_no_alignment()
             etree.tostring(r.find(A + "rPr")) for r in target.iter(A + "r") if r.findtext(A + "t").strip()
         ]
         assert set(written) == set(properties)
+
+
+def test_a_presentation_s_chart_and_smartart_come_back_translated_and_otherwise_as_they_were():
+    """python-pptx's shp-shapes.pptx: a chart whose title is text and a SmartArt diagram, whose text is in its
+    data and in the drawing PowerPoint shows of it; every other element and attribute of those parts kept."""
+    data = (FILES / "shp-shapes.pptx").read_bytes()
+    lexicon = LEXICON | {"shapes[4]": "formes[4]", "shapes[5]": "formes[5]", "smart": "intelligent"}
+    out = translate_document_bytes(WordTranslator(lexicon), data, ".pptx")
+    before, after = dict((n, c) for n, _, c in members(data)), dict((n, c) for n, _, c in members(out))
+    parts = {
+        "ppt/charts/chart1.xml": ["formes[4]"],
+        "ppt/diagrams/data1.xml": ["formes[5]", " ", " Intelligent Art"],
+        "ppt/diagrams/drawing1.xml": ["formes[5]", " ", " Intelligent Art"],
+    }
+    for name, texts in parts.items():
+        source, translation = etree.fromstring(before[name]), etree.fromstring(after[name])
+        assert [t.text for t in translation.iter(A + "t")] == texts, name
+        for t in (*source.iter(A + "t"), *translation.iter(A + "t")):
+            t.text = None
+        assert etree.tostring(translation) == etree.tostring(source), name
+    assert after["ppt/diagrams/data1.xml"].startswith(
+        b"<?xml version='1.0' encoding='UTF-8' standalone='yes'?>"
+    )
+    assert len(pptx.Presentation(io.BytesIO(out)).slides) == 2
 
 
 # ---- OpenDocument

@@ -1,5 +1,8 @@
 """PowerPoint presentations (`.pptx`), read and written with python-pptx: every paragraph of every slide (text
-boxes, placeholders, shapes in groups, table cells) and of its speaker notes is translated, its formatting kept.
+boxes, placeholders, shapes in groups, table cells), of its speaker notes, of its charts (titles, axis titles,
+labels written as text) and of its SmartArt diagrams (their data, and the drawing PowerPoint shows from it) is
+translated, its formatting kept. A chart's categories and series names are values of its embedded workbook:
+kept.
 
 A paragraph (DrawingML's `a:p`) is translated as one text, and its runs (`a:r`: one formatting, a hyperlink
 being a run's property) follow the words as `hf_seq2seq.formats.documents.runs` places them: each run written
@@ -21,11 +24,19 @@ from hf_seq2seq.formats.documents.base import (
     DocumentFormat,
     Job,
     open_archive,
+    read_xml,
     require,
 )
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+CHART = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
+DIAGRAM_TEXT = (
+    "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
+    "application/vnd.ms-office.drawingml.diagramDrawing+xml",
+)
+"""A SmartArt diagram's parts that hold its text: its data, and the drawing of it that PowerPoint shows (written
+again from the data only when the diagram is edited). python-pptx reads them as bytes (`Part.blob`)."""
 STAYS = frozenset({A + "pPr", A + "endParaRPr"})
 """A paragraph's own properties: first and last, not moved with the words."""
 
@@ -36,6 +47,7 @@ class Pptx(DocumentFormat):
 
     def translate(self, data: bytes, job: Job) -> bytes:
         pptx = require("pptx", "python-pptx", ".pptx")
+        etree = require("lxml.etree", "lxml", ".pptx")
         what = "a PowerPoint presentation (.pptx)"
         open_archive(data, what).close()
         stream = io.BytesIO(data)
@@ -46,14 +58,23 @@ class Pptx(DocumentFormat):
                 parts.append(slide.element)
                 if slide.has_notes_slide:
                     parts.append(slide.notes_slide.element)
+            diagrams = []
+            for part in presentation.part.package.iter_parts():
+                if part.content_type == CHART:
+                    parts.append(part.chart.element)
+                elif part.content_type in DIAGRAM_TEXT:
+                    diagrams.append((part, read_xml(part.blob, what, ".pptx")))
         except (*DAMAGED, pptx.exc.PackageNotFoundError) as error:
             reason = str(error).replace(f"file '{stream}'", "the file")  # python-pptx names the stream object
             raise DocumentError(f"not {what}, or a damaged one: {reason}") from None
+        parts += [root for _, root in diagrams]
         paragraphs = [p for part in parts for p in part.iter(A + "p")]
         translated = translate_paragraphs([_pieces(p) for p in paragraphs], job, weight=_weight)
         for paragraph, out in zip(paragraphs, translated, strict=True):
             if out is not None:
                 _write(paragraph, out)
+        for part, root in diagrams:
+            part.blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
         written = io.BytesIO()
         presentation.save(written)
         return written.getvalue()
