@@ -10,6 +10,7 @@ README.md)."""
 import io
 import re
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ LEXICON = {
 }  # fmt: skip
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+ODF_FO = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
 NCX = "{http://www.daisy.org/z3986/2005/ncx/}"
 
 
@@ -341,6 +343,53 @@ def test_a_file_that_would_unpack_beyond_the_ceiling_is_refused(words, monkeypat
     assert words.calls == []
 
 
+def language_marks(data: bytes) -> dict[str, int]:
+    """How often each language is marked on a zipped document's text: Word's `w:lang` (its `w:val`), DrawingML's
+    `lang` (PowerPoint), OpenDocument's `fo:language` with `fo:country`."""
+    word, fo = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}", f"{{{ODF_FO}}}"
+    found = Counter()
+    for name, _, content in members(data):
+        if name.endswith(".xml") and content:
+            for element in etree.fromstring(content).iter():
+                if element.tag == word + "lang" and element.get(word + "val"):
+                    found[element.get(word + "val")] += 1
+                elif element.get("lang"):
+                    found[element.get("lang")] += 1
+                elif element.get(fo + "language"):
+                    country = element.get(fo + "country")
+                    found[element.get(fo + "language") + (f"-{country}" if country else "")] += 1
+    return dict(found)
+
+
+@pytest.mark.parametrize(
+    "name, before, target",
+    [
+        ("sld-notes.pptx", {"en-US": 19}, "fr"),
+        ("shp-shapes.pptx", {"en-US": 62}, "fr"),
+        (
+            "simplestyles.odt",
+            {"da-DK": 2},
+            "fr",
+        ),  # English text in a document its author's settings call Danish
+        ("ol.odp", {"en-US": 5}, "fr-CA"),
+        ("../real/mammoth-underline.docx", {"en-GB": 2}, "fr"),
+    ],
+)
+def test_a_translation_marks_its_text_as_in_its_language_for_spelling_checkers_and_screen_readers(
+    words, name, before, target
+):
+    data = (FILES / name).read_bytes()
+    assert language_marks(data) == before
+    assert language_marks(translate_document_bytes(words, data, Path(name).suffix)) == before  # none given
+    marked = translate_document_bytes(words, data, Path(name).suffix, target_lang=target)
+    assert language_marks(marked) == {target: sum(before.values())}
+
+
+def test_language_marks_that_name_no_language_stay():
+    assert not any(map(base.names_a_language, ["", None, "x-none", "zxx", "none"]))
+    assert all(map(base.names_a_language, ["en-US", "da", "fr-CA"]))
+
+
 @pytest.fixture(scope="module")
 def memorising(memorising_folder):
     return load_translator(memorising_folder)
@@ -363,7 +412,18 @@ def test_the_command_translates_each_new_format_into_an_output_file(
     if source.suffix == ".pptx":
         assert len(slide_paragraphs(written)) == len(slide_paragraphs(source.read_bytes()))
     else:  # python-pptx stamps its files with the time they are saved; the others come out the same each time
-        assert written == translate_document_bytes(memorising, source.read_bytes(), source.suffix)
+        expected = translate_document_bytes(memorising, source.read_bytes(), source.suffix, target_lang="fr")
+        assert written == expected
+    if source.suffix != ".epub":  # marked as in the language the model folder records (en -> fr)
+        assert set(language_marks(written)) == {"fr"}
+
+
+def test_the_command_marks_the_language_it_is_given_over_the_model_s(memorising_folder, tmp_path):
+    source, output = tmp_path / "ol.odp", tmp_path / "out.odp"
+    source.write_bytes((FILES / "ol.odp").read_bytes())
+    argv = [str(memorising_folder), "--input-file", str(source), "--output-file", str(output)]
+    translate_cli.main([*argv, "--target-lang", "fr-CA"])
+    assert language_marks(output.read_bytes()) == {"fr-CA": 5}
 
 
 GLOSSED = {  # a file, a word of it, and what its text looks like, for the glossary and the engine tests

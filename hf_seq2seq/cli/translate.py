@@ -70,6 +70,11 @@ def build_parser():
         "--no-split", action="store_true", help="translate each text whole, not sentence by sentence"
     )
     p.add_argument("--source-lang", default="en", help="language of the texts, for the sentence splitter")
+    p.add_argument(
+        "--target-lang",
+        help="language of the translation (fr, fr-CA), marked on a Word, PowerPoint or OpenDocument file's text so "
+        "that spelling checkers and screen readers read it as that language (default: the model folder's)",
+    )
     add_engine_argument(p)
     add_precision_argument(p)
     add_decoding_arguments(p)
@@ -140,8 +145,16 @@ def run(args) -> list[str]:
         translator.align([], [])  # an engine that cannot align says so now, before anything is translated
     options = dict(batch_size=args.batch_size, decoding=decoding_from(args), source_lang=args.source_lang)
     if document:
+        from hf_seq2seq.serving.worker import model_languages
+
+        target_lang = args.target_lang or (model_languages(args.model) or (None, None))[1]
         output = translate_document(
-            translator, args.input_file, args.output_file, glossary=glossary, **options
+            translator,
+            args.input_file,
+            args.output_file,
+            glossary=glossary,
+            target_lang=target_lang,
+            **options,
         )
         lines = [f"wrote {output}"]
     elif args.format == "html":

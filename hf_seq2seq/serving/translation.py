@@ -314,7 +314,7 @@ async def translate_file(service: Service, request: Request) -> dict:
         try:
             translated = translate_document_bytes(
                 translator, data, extension, batch_size=config.max_batch_sentences, decoding=decoding,
-                source_lang=worker.splitter_language, glossary=glossary,
+                source_lang=worker.splitter_language, glossary=glossary, target_lang=worker.target_lang,
             )  # fmt: skip
         except (DocumentError, MarkupError) as error:
             raise ServeError(400, f"cannot translate {filename!r}: {error}") from None

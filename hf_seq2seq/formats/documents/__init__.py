@@ -71,12 +71,14 @@ def translate_document_bytes(
     decoding: Decoding | None = None,
     source_lang: str = "en",
     glossary: Glossary | None = None,
+    target_lang: str | None = None,
 ) -> bytes:
     """The translation of a document given as its bytes and its extension (see the module docstring), every
-    text of it translated in one batched call, with `glossary`'s terms. Markup, subtitles and Word documents
-    need an engine that aligns (the torch engine: `hf_seq2seq.engines.base.UnsupportedFeature` otherwise), plain
-    text only with a glossary. No size limit here: the caller sets its own."""
-    job = Job(translator, batch_size, decoding, source_lang, glossary)
+    text of it translated in one batched call, with `glossary`'s terms, its language marked `target_lang` where
+    the format records one (`Job.target_lang`). Markup, subtitles and Word documents need an engine that aligns
+    (the torch engine: `hf_seq2seq.engines.base.UnsupportedFeature` otherwise), plain text only with a glossary.
+    No size limit here: the caller sets its own."""
+    job = Job(translator, batch_size, decoding, source_lang, glossary, target_lang)
     return document_format(extension).translate(data, job)
 
 
@@ -89,8 +91,10 @@ def translate_document(
     decoding: Decoding | None = None,
     source_lang: str = "en",
     glossary: Glossary | None = None,
+    target_lang: str | None = None,
 ) -> Path:
-    """Translate the file `input_path` into `output_path` (its format from the input's extension), written to
+    """Translate the file `input_path` into `output_path` (its format from the input's extension, its language
+    marked `target_lang` as `translate_document_bytes` marks it), written to
     a temporary file in the output's folder and moved into place whole; returns the output path. Refuses to
     write over the input."""
     source, output = Path(input_path), Path(output_path)
@@ -103,7 +107,9 @@ def translate_document(
         raise DocumentError(f"the output {output} is the input file: write the translation elsewhere")
     if not output.parent.is_dir():
         raise DocumentError(f"cannot write {output}: no folder {output.parent}")
-    translated = kind.translate(data, Job(translator, batch_size, decoding, source_lang, glossary))
+    translated = kind.translate(
+        data, Job(translator, batch_size, decoding, source_lang, glossary, target_lang)
+    )
     _write_atomically(output, translated)
     return output
 

@@ -35,6 +35,11 @@ class Job:
     decoding: Decoding | None = None
     source_lang: str = "en"
     glossary: Glossary | None = None
+    target_lang: str | None = None
+    """The translation's language (a BCP 47 tag: "fr"): where a format marks the language of its text (Word's,
+    PowerPoint's and OpenDocument's run and style properties), the marks it has are set to it, so that spelling
+    and grammar checkers, hyphenation and screen readers take the text for what it now is. None: left as they
+    were."""
 
     def translate(self, texts: Sequence[str], alignments: bool = False) -> list[AlignedTranslation]:
         """`texts` translated sentence by sentence in one batched call, the glossary's terms put in, with
@@ -70,6 +75,13 @@ def decode(data: bytes, extension: str) -> tuple[str, str]:
 def has_words(text: str) -> bool:
     """Whether `text` holds anything to translate (a letter); numbers, symbols and blanks are kept as written."""
     return any(char.isalpha() for char in text)
+
+
+def names_a_language(tag: str | None) -> bool:
+    """Whether a document's language mark names a language its text is in: not empty, not "x-none" (Word's and
+    PowerPoint's "no language": symbols, code, which no checker should read) or "zxx" (no linguistic content),
+    which a translation keeps."""
+    return bool(tag) and tag.split("-")[0].lower() not in ("x", "zxx", "none")
 
 
 def require(module: str, package: str, extension: str) -> ModuleType:

@@ -11,7 +11,8 @@ else in a paragraph is kept and moved with the words: spaces (`text:s`), tabs an
 page number, a user field) with their text, bookmarks, images and frames, footnotes and comments (whose own
 paragraphs are translated in turn). Every file of the archive is written back in its order with its
 compression (the `mimetype` first and stored, as OpenDocument requires): `content.xml` and `styles.xml`
-translated where they hold text, every other file byte for byte. The XML is read without loading DTDs or
+translated where they hold text (and, given the translation's language, `Job.target_lang`, their text styles'
+languages set to it), every other file byte for byte. The XML is read without loading DTDs or
 resolving entities, and a part that declares a DTD (whose entities could point at files or grow without end)
 is refused. A damaged file, or one that would unpack to more than
 `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
@@ -31,6 +32,7 @@ from hf_seq2seq.formats.documents.base import (
     DocumentError,
     DocumentFormat,
     Job,
+    names_a_language,
     open_archive,
     read_xml,
 )
@@ -45,6 +47,8 @@ LINK = TEXT + "a"
 """A link: a container (`Piece.container`) around the target words aligned to its words."""
 SPACES = frozenset({TEXT + "s", TEXT + "tab", TEXT + "line-break"})
 """Kept elements that stand between words."""
+FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
+STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 PARTS = {"content.xml": OFFICE + "body", "styles.xml": OFFICE + "master-styles"}
 """The XML files translated, and the element of each under which the text is."""
 
@@ -82,6 +86,8 @@ class OpenDocument(DocumentFormat):
             if out is not None:
                 _write(paragraph, out)
                 changed.add(name)
+        if job.target_lang:
+            changed |= {name for name, tree in trees.items() if _mark_language(tree, job.target_lang)}
         written = io.BytesIO()
         with zipfile.ZipFile(written, "w") as archive:
             for item, content in members:
@@ -91,6 +97,25 @@ class OpenDocument(DocumentFormat):
                     content = xml.getvalue()
                 archive.writestr(item, content)
         return written.getvalue()
+
+
+def _mark_language(tree, language: str) -> bool:
+    """Every text style's language (`fo:language` with `fo:country`, and `style:rfc-language-tag`) that names a
+    language set to `language` (a BCP 47 tag: "fr", "fr-CA"); whether any was. Asian and complex-script
+    languages (`style:language-asian`, ...) are other scripts' and stay."""
+    primary, _, region = language.partition("-")
+    found = False
+    for properties in tree.getroot().iter(STYLE + "text-properties"):
+        if names_a_language(properties.get(FO + "language")):
+            properties.set(FO + "language", primary)
+            if region:
+                properties.set(FO + "country", region)
+            else:
+                properties.attrib.pop(FO + "country", None)
+            if properties.get(STYLE + "rfc-language-tag") is not None:
+                properties.set(STYLE + "rfc-language-tag", language)
+            found = True
+    return found
 
 
 def _pieces(element, path: tuple) -> list[Piece]:

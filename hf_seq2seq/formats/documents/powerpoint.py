@@ -9,7 +9,10 @@ being a run's property) follow the words as `hf_seq2seq.formats.documents.runs` 
 again with a copy of its properties (`a:rPr`), none that had words left empty. Line breaks (`a:br`), fields
 (`a:fld`: a slide number, a date, kept with their text) and anything else in a paragraph are kept and moved
 with the words; the paragraph's properties (`a:pPr`, `a:endParaRPr`) stay where they are. Slide layouts and
-masters (the placeholders' prompts) are not translated. A damaged file, or one that would unpack to more than
+masters (the placeholders' prompts) are not translated. Given the translation's language (`Job.target_lang`),
+the text's language marks (`lang` of run, paragraph-end and default properties) are set to it: in the slides,
+notes, charts and diagrams, and in the defaults of the presentation, its masters, layouts and notes master,
+which text without a mark of its own inherits. A damaged file, or one that would unpack to more than
 `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
 """
 
@@ -23,6 +26,7 @@ from hf_seq2seq.formats.documents.base import (
     DocumentError,
     DocumentFormat,
     Job,
+    names_a_language,
     open_archive,
     read_xml,
     require,
@@ -73,6 +77,16 @@ class Pptx(DocumentFormat):
         for paragraph, out in zip(paragraphs, translated, strict=True):
             if out is not None:
                 _write(paragraph, out)
+        if job.target_lang:
+            masters = presentation.slide_masters
+            defaults = [presentation.element, *(m.element for m in masters)]
+            if any(slide.has_notes_slide for slide in presentation.slides):  # else asking would add one
+                defaults.append(presentation.notes_master.element)
+            layouts = [layout.element for master in masters for layout in master.slide_layouts]
+            for root in (*defaults, *layouts, *parts):
+                for properties in root.iter(A + "rPr", A + "endParaRPr", A + "defRPr"):
+                    if names_a_language(properties.get("lang")):
+                        properties.set("lang", job.target_lang)
         for part, root in diagrams:
             part.blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
         written = io.BytesIO()

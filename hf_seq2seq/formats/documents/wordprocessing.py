@@ -21,7 +21,8 @@ follows the words as `hf_seq2seq.formats.documents.runs` places them:
 
 The paragraph's properties (style, alignment, numbering, spacing) are untouched; a paragraph with no letter
 (empty, an image alone, a number) is left exactly as it was. Footnotes, endnotes and comments are translated
-like the body (their parts read as XML through python-docx's part factory). A damaged file, or one that would
+like the body (their parts read as XML through python-docx's part factory). Given the translation's language
+(`Job.target_lang`), the language marks of the text (styles and runs) are set to it. A damaged file, or one that would
 unpack to more than `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
 """
 
@@ -35,6 +36,7 @@ from hf_seq2seq.formats.documents.base import (
     DocumentError,
     DocumentFormat,
     Job,
+    names_a_language,
     open_archive,
     require,
 )
@@ -53,6 +55,9 @@ TRANSLATED_PARTS = ("document.main", "header", "footer", "footnotes", "endnotes"
 """The parts translated, by the end of their content type (`...wordprocessingml.header+xml`)."""
 NOTES = ("footnotes", "endnotes", "comments")
 """Parts python-docx (before 1.2, for comments) keeps as bytes: registered to be read as XML parts."""
+STYLES_WITH_EFFECTS = "application/vnd.ms-word.stylesWithEffects+xml"
+"""The copy of the styles Word 2010 reads, which python-docx keeps as bytes: read as XML too, for its language
+marks."""
 
 
 class Docx(DocumentFormat):
@@ -82,13 +87,28 @@ class Docx(DocumentFormat):
                     if child.tag != W + "pPr":
                         paragraph.remove(child)
                 paragraph.extend(_elements(out))
+        if job.target_lang:
+            _mark_language(document, job.target_lang)
         written = io.BytesIO()
         document.save(written)
         return written.getvalue()
 
 
+def _mark_language(document, language: str) -> None:
+    """Every language mark of the text (`w:lang`'s `w:val`: in the style definitions and their defaults, and on
+    runs) that names a language set to `language`; East Asian and complex-script marks (`w:eastAsia`,
+    `w:bidi`) are other scripts' and stay."""
+    from docx.opc.part import XmlPart
+
+    for part in document.part.package.iter_parts():
+        if isinstance(part, XmlPart):
+            for mark in part.element.iter(W + "lang"):
+                if names_a_language(mark.get(W + "val")):
+                    mark.set(W + "val", language)
+
+
 def _read_notes_as_xml() -> None:
-    """Footnotes, endnotes and comments read as XML parts (whose XML python-docx writes back from the tree),
+    """Footnotes, endnotes and comments (and Word 2010's styles) read as XML parts (whose XML python-docx writes back from the tree),
     by python-docx's own way of choosing a part's class, `PartFactory.part_type_for`; a class set there already
     (python-docx's own for comments, since 1.2) is kept."""
     from docx.opc.part import PartFactory, XmlPart
@@ -96,6 +116,7 @@ def _read_notes_as_xml() -> None:
     prefix = "application/vnd.openxmlformats-officedocument.wordprocessingml."
     for name in NOTES:
         PartFactory.part_type_for.setdefault(f"{prefix}{name}+xml", XmlPart)
+    PartFactory.part_type_for.setdefault(STYLES_WITH_EFFECTS, XmlPart)
 
 
 def _pieces(parent, depth: int) -> tuple[list[Piece], int]:
