@@ -22,7 +22,7 @@ from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, base, translate_document_bytes
 from hf_seq2seq.formats.glossary import Glossary
-from hf_seq2seq.formats.markup import translate_html
+from hf_seq2seq.formats.markup import names_a_language, translate_html
 
 pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
@@ -281,6 +281,37 @@ def test_an_epub_table_of_contents_for_older_readers_comes_back_translated_and_o
     assert etree.tostring(after) == etree.tostring(before)  # its entries, links, order and comments
 
 
+def test_an_epub_is_marked_as_in_the_translation_s_language_but_its_quotations_stay_in_theirs(words):
+    """The Waste Land quotes German, French, Italian, Latin and Sanskrit, each marked with its `xml:lang` in a
+    book that says it is in English: those lines come back as written, the rest translated and marked French."""
+    data = (FILES / "wasteland.epub").read_bytes()
+    out = translate_document_bytes(words, data, ".epub", target_lang="fr")
+    package = "EPUB/wasteland.opf"
+    assert_same_archive_but(
+        data, out, {"EPUB/wasteland-content.xhtml", "EPUB/wasteland-nav.xhtml", "EPUB/wasteland.ncx", package}
+    )
+    before, after = dict((n, c) for n, _, c in members(data)), dict((n, c) for n, _, c in members(out))
+    dc = "{http://purl.org/dc/elements/1.1/}"
+    assert [e.text for e in etree.fromstring(before[package]).iter(dc + "language")] == ["en-US"]
+    assert [e.text for e in etree.fromstring(after[package]).iter(dc + "language")] == ["fr"]
+    assert (
+        etree.fromstring(after["EPUB/wasteland.ncx"]).get("{http://www.w3.org/XML/1998/namespace}lang")
+        == "fr"
+    )
+    chapter = "EPUB/wasteland-content.xhtml"
+    source, translation = etree.fromstring(before[chapter]), etree.fromstring(after[chapter])
+    xml_lang = "{http://www.w3.org/XML/1998/namespace}lang"
+    assert (translation.get(xml_lang), translation.get("lang")) == ("fr", "fr")
+    pairs = [
+        (a, b)
+        for a, b in zip(source.iter(), translation.iter(), strict=True)
+        if a.get(xml_lang) not in (None, "en")
+    ]
+    quoted, kept = ([etree.tostring(e, with_tail=False) for e in side] for side in zip(*pairs, strict=True))
+    assert len(quoted) == 27 and "Bin gar keine Russin" in b"".join(quoted).decode()
+    assert kept == quoted
+
+
 def test_an_epub_whose_table_of_contents_lxml_cannot_read_is_translated_with_that_file_kept(words):
     data = (FILES / "wasteland.epub").read_bytes()
     out = io.BytesIO()
@@ -386,8 +417,8 @@ def test_a_translation_marks_its_text_as_in_its_language_for_spelling_checkers_a
 
 
 def test_language_marks_that_name_no_language_stay():
-    assert not any(map(base.names_a_language, ["", None, "x-none", "zxx", "none"]))
-    assert all(map(base.names_a_language, ["en-US", "da", "fr-CA"]))
+    assert not any(map(names_a_language, ["", None, "x-none", "zxx", "none"]))
+    assert all(map(names_a_language, ["en-US", "da", "fr-CA"]))
 
 
 @pytest.fixture(scope="module")

@@ -234,6 +234,61 @@ def test_html_translates_the_attributes_people_read(words):
     assert out == "<p title='Le chat'><img src=a.png alt=\"un chien rouge\" width=3> le chat</p>"
 
 
+def test_html_given_the_translation_s_language_marks_its_text_with_it(words):
+    page = (
+        '<html lang="en-GB" xml:lang=en><p title="the cat" lang=\'en\'>the cat</p>'
+        '<code lang="zxx">x</code><p lang="">the dog</p></html>'
+    )
+    [marked] = translate_html(words, [page], target_lang="fr")
+    assert marked == (
+        '<html lang="fr" xml:lang="fr"><p title="le chat" lang=\'fr\'>le chat</p>'
+        '<code lang="zxx">x</code><p lang="">le chien</p></html>'
+    )  # "no linguistic content" and empty marks stay
+    [unmarked] = translate_html(words, [page])
+    assert unmarked == marked.replace('"fr"', '"en-GB"', 1).replace('"fr"', "en", 1).replace("'fr'", "'en'")
+
+
+@pytest.mark.parametrize(
+    "page, expected",
+    [
+        (  # the HTML standard's mark, its attributes too; a sentence is cut around it, as around <code>
+            '<p>the cat sees <span translate="no" title="the dog">the dog</span> and the house</p>',
+            '<p>le chat voit <span translate="no" title="the dog">the dog</span> et le maison</p>',
+        ),
+        (  # nested elements of its name end where it ends; then translation resumes
+            "<div translate=NO><div>the cat</div>the dog</div><p>the cat</p>",
+            "<div translate=NO><div>the cat</div>the dog</div><p>le chat</p>",
+        ),
+        (  # an end tag that may be left out: the next start tag of its name ends it
+            "<ul><li translate=no>the cat<li>the cat</ul>",
+            "<ul><li translate=no>the cat<li>le chat</ul>",
+        ),
+        (  # a quotation in another language, in a page that says it is in the source language
+            '<html lang="en-US"><p>the cat <i xml:lang="de" title="the dog">der Hund</i> sees</p></html>',
+            '<html lang="en-US"><p>le chat <i xml:lang="de" title="the dog">der Hund</i> voit</p></html>',
+        ),
+        (  # a page that says it is in another language is translated whole (pages are often mislabelled)
+            '<html lang="da"><p lang="de">the cat</p></html>',
+            '<html lang="da"><p lang="de">le chat</p></html>',
+        ),
+        (  # and so is a page that does not say; on <html>, translate="no" keeps browsers from offering theirs
+            '<p lang="de">the cat</p>',
+            '<p lang="de">le chat</p>',
+        ),
+        ('<html translate="no"><p>the cat</p></html>', '<html translate="no"><p>le chat</p></html>'),
+    ],
+)
+def test_html_keeps_what_is_marked_not_to_translate_or_as_in_another_language(words, page, expected):
+    assert translate_html(words, [page]) == [expected]
+
+
+def test_html_marks_the_translation_s_language_but_not_a_quotation_kept_in_its_own(words):
+    page = '<html lang="en"><p lang="en-GB">the cat <i lang="de">der Hund</i></p></html>'
+    assert translate_html(words, [page], target_lang="fr") == [
+        '<html lang="fr"><p lang="fr">le chat <i lang="de">der Hund</i></p></html>'
+    ]
+
+
 def test_html_escapes_translated_text_and_keeps_entities_in_kept_parts(words):
     [out] = translate_html(words, ["<p>the cat &amp; the dog &lt;3</p><pre>a &amp; b</pre>"])
     assert out == "<p>le chat &amp; le chien &lt;3</p><pre>a &amp; b</pre>"

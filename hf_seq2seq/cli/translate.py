@@ -72,8 +72,9 @@ def build_parser():
     p.add_argument("--source-lang", default="en", help="language of the texts, for the sentence splitter")
     p.add_argument(
         "--target-lang",
-        help="language of the translation (fr, fr-CA), marked on a Word, PowerPoint or OpenDocument file's text so "
-        "that spelling checkers and screen readers read it as that language (default: the model folder's)",
+        help="language of the translation (fr, fr-CA), marked on a document's text (Word, PowerPoint, OpenDocument, "
+        "HTML, EPUB) so that spelling checkers and screen readers read it as that language (default: the model "
+        "folder's)",
     )
     add_engine_argument(p)
     add_precision_argument(p)

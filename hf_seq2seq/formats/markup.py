@@ -5,13 +5,16 @@ HTML spec's shapes: tags, attributes, character references, comments, raw-text e
 each piece starts, so that every piece is kept or replaced as the exact bytes it was written with:
 
 * Tags, attributes, comments, doctypes, and the content of `KEPT_ELEMENTS` (`<script>`, `<style>`, `<code>`,
-  `<pre>`, ...) are copied as written; so is whitespace between blocks.
+  `<pre>`, ...) are copied as written; so is whitespace between blocks. So is every element marked
+  `translate="no"`, and, in a page whose `<html>` says it is in the source language, every element marked as in
+  another (a quotation), attributes included.
 * A run of text and inline elements (`INLINE_ELEMENTS`: `<b>`, `<i>`, `<a href>`, `<span>`, ... and images,
   `<img>`) between block boundaries is one passage: its text is translated sentence by sentence, and its inline
   elements are placed around the target words aligned to the words they wrapped (`hf_seq2seq.formats.spans`),
   their tags as written. An inline element opened in one passage and closed in another stays where it is.
 * The attributes users read (`TRANSLATED_ATTRIBUTES`: `alt`, `title`, `placeholder`, `aria-label`) are
-  translated in place; the rest of their tag is kept as written.
+  translated in place, and, given the translation's language, the `lang` and `xml:lang` that name a language are
+  set to it; the rest of their tag is kept as written.
 * Translated text is written with `&`, `<` and `>` escaped (and the quote, in an attribute value).
 
 The output has the tags of its input, each once; well-formed input gives well-formed output.
@@ -38,8 +41,12 @@ INLINE_VOID_ELEMENTS = frozenset({"img"})
 """Empty inline elements moved with the word before them."""
 KEPT_ELEMENTS = frozenset("script style code pre kbd samp var textarea svg math template".split())
 """Elements whose content is kept as written (code, not prose)."""
+OPTIONAL_END = frozenset("p li dt dd tr td th option".split())
+"""Elements whose end tag may be left out: the next one's start ends them too."""
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 """Attribute values that people read, translated in place."""
+LANGUAGE_ATTRIBUTES = ("lang", "xml:lang")
+"""Attributes that say which language an element's text is in: set to the translation's, given one."""
 FINAL_PUNCTUATION = ".!?…:;"
 MAX_INLINE_DEPTH = 100
 """Most inline elements open inside each other: deeper markup is refused (`MarkupError`), as no text needs it
@@ -147,8 +154,43 @@ class Passage:
     span_pieces: list[tuple[int, int | None]] = field(default_factory=list)  # (opening, closing) piece index
 
 
-def _passages(pieces: list[Piece]) -> list[Passage]:
-    """The passages of a document (see the module docstring), with their element pairs matched."""
+def _language(tag: str | None) -> str:
+    """A language tag's language ("en-GB" -> "en")."""
+    return (tag or "").split("-")[0].lower()
+
+
+def _untranslated(pieces: list[Piece], source_lang: str) -> list[bool]:
+    """Whether each piece belongs to an element whose text stays as written, start and end tags and attributes
+    included: one marked `translate="no"` (the HTML standard's mark: a name, a brand, a quotation; not on
+    `<html>`, where sites put it to keep browsers from offering their translation of the page), or one marked
+    as in another language (`lang`, `xml:lang`) in a page whose `<html>` says it is in `source_lang` (a German
+    line quoted in an English poem). A page that does not say, or says another language (pages are often
+    mislabelled: a CMS's default), is translated whole. The element ends at its end tag, or, where that may be
+    left out (`OPTIONAL_END`), at the next start tag of its name."""
+    flags, page, region = [], "", None  # region: [tag, depth] of the element open
+    for piece in pieces:
+        if piece.kind == "start" and region and piece.tag == region[0] and piece.tag in OPTIONAL_END:
+            region = None if region[1] == 1 else [region[0], region[1] - 1]
+        if piece.kind == "start" and region is None:
+            attrs = {name.lower(): value for name, value in piece.attrs}
+            lang = attrs.get("xml:lang") or attrs.get("lang")
+            if piece.tag == "html":
+                page = _language(lang)
+            elif (attrs.get("translate") or "").strip().lower() == "no" or (
+                page == _language(source_lang) and names_a_language(lang) and _language(lang) != page
+            ):
+                region = [piece.tag, 0]
+        flags.append(region is not None)
+        if region and piece.tag == region[0] and piece.kind in ("start", "end"):
+            region[1] += 1 if piece.kind == "start" else -1
+            if region[1] == 0:
+                region = None
+    return flags
+
+
+def _passages(pieces: list[Piece], untranslated: list[bool]) -> list[Passage]:
+    """The passages of a document (see the module docstring), with their element pairs matched; none in the
+    `untranslated` pieces."""
     passages, run, kept = [], [], 0
     for k, piece in enumerate(pieces):
         inline = (
@@ -159,7 +201,7 @@ def _passages(pieces: list[Piece]) -> list[Passage]:
         if piece.tag in KEPT_ELEMENTS and piece.kind in ("start", "end"):
             kept += 1 if piece.kind == "start" else -1 if kept else 0
             inline = False
-        if inline and not kept and piece.kind != "other":
+        if inline and not kept and not untranslated[k] and piece.kind != "other":
             run.append(k)
             continue
         passages += _split_unmatched(run, pieces)
@@ -226,9 +268,19 @@ def _needs_translation(text: str) -> bool:
     return any(char.isalpha() for char in text)
 
 
-def _translated_attributes(raw: str, attrs: list) -> list[tuple[int, int, str, str]]:
-    """Where the values of `TRANSLATED_ATTRIBUTES` stand in a start tag's `raw` text: `(start, end, quote,
-    value)` of each value with letters, found by the parser's own attribute pattern."""
+def names_a_language(tag: str | None) -> bool:
+    """Whether a language mark (HTML's `lang`, Word's `w:lang`, ...) names a language its text is in: not empty,
+    not "x-none" (Word's and PowerPoint's "no language": symbols, code, which no checker should read), "zxx" (no
+    linguistic content) or "none", which a translation keeps."""
+    return bool(tag) and tag.split("-")[0].lower() not in ("x", "zxx", "none")
+
+
+def _translated_attributes(
+    raw: str, names: Sequence[str] = TRANSLATED_ATTRIBUTES, wanted=_needs_translation
+) -> list[tuple[int, int, str, str]]:
+    """Where the values of the attributes `names` (`TRANSLATED_ATTRIBUTES`) stand in a start tag's `raw` text:
+    `(start, end, quote, value)` of each value `wanted` takes (one with letters), found by the parser's own
+    attribute pattern."""
     out = []
     name = tagfind_tolerant.match(raw, 1)
     position = name.end() if name else len(raw)
@@ -237,10 +289,10 @@ def _translated_attributes(raw: str, attrs: list) -> list[tuple[int, int, str, s
         if not match or match.end() == position:
             break
         name, value = match.group(1).lower(), match.group(3)
-        if name in TRANSLATED_ATTRIBUTES and value:
+        if name in names and value:
             quote = value[0] if value[:1] in "'\"" and value[-1:] == value[:1] and len(value) > 1 else ""
             decoded = html.unescape(value[1:-1] if quote else value)
-            if _needs_translation(decoded):
+            if wanted(decoded):
                 out.append((match.start(3), match.end(3), quote, decoded))
         position = match.end()
     return out
@@ -255,21 +307,24 @@ def translate_html(
     source_lang: str = "en",
     glossary: Glossary | None = None,
     progress: bool = False,
+    target_lang: str | None = None,
 ) -> list[str]:
     """Translations of HTML `documents` (whole pages or fragments; see the module docstring), every passage
-    and attribute of all of them translated in one batched call. Needs an engine that aligns (the torch
+    and attribute of all of them translated in one batched call; given `target_lang` (a BCP 47 tag: "fr"), the
+    `lang` and `xml:lang` attributes that name a language are set to it. Needs an engine that aligns (the torch
     engine: `hf_seq2seq.engines.base.UnsupportedFeature` otherwise)."""
     parsed = [read_pieces(document) for document in documents]
-    passages = [_passages(pieces) for pieces in parsed]
+    untranslated = [_untranslated(pieces, source_lang) for pieces in parsed]
+    passages = [_passages(pieces, kept) for pieces, kept in zip(parsed, untranslated, strict=True)]
     texts: list[str] = []
-    for pieces, found in zip(parsed, passages, strict=True):
+    for pieces, found, kept in zip(parsed, passages, untranslated, strict=True):
         for passage in found:
             _prepare(passage, pieces)
             if _needs_translation(passage.text):
                 texts.append(" ".join(passage.text.split()))
-        for piece in pieces:
-            if piece.kind in ("start", "startend"):
-                texts += [value for *_, value in _translated_attributes(piece.raw, piece.attrs)]
+        for piece, stays in zip(pieces, kept, strict=True):
+            if piece.kind in ("start", "startend") and not stays:
+                texts += [value for *_, value in _translated_attributes(piece.raw)]
     results = iter(
         translate_aligned(
             translator, texts, batch_size=batch_size, decoding=decoding, source_lang=source_lang,
@@ -277,14 +332,17 @@ def translate_html(
         )
     )  # fmt: skip
     out = []
-    for pieces, found in zip(parsed, passages, strict=True):
+    for pieces, found, kept in zip(parsed, passages, untranslated, strict=True):
         passage_results = [next(results) for passage in found if _needs_translation(passage.text)]
         written = [piece.raw for piece in pieces]
         for k, piece in enumerate(pieces):
-            if piece.kind in ("start", "startend"):
-                values = _translated_attributes(piece.raw, piece.attrs)
+            if piece.kind in ("start", "startend") and not kept[k]:
+                values = [(value, next(results).target) for value in _translated_attributes(piece.raw)]
+                if target_lang:
+                    marks = _translated_attributes(piece.raw, LANGUAGE_ATTRIBUTES, names_a_language)
+                    values = sorted(values + [(mark, target_lang) for mark in marks])
                 if values:
-                    written[k] = _with_values(piece.raw, values, [next(results).target for _ in values])
+                    written[k] = _with_values(piece.raw, *zip(*values, strict=True))
         tags = list(written)  # the tags as they are written out (translated attributes in place)
         todo = iter(passage_results)
         for passage in found:

@@ -77,13 +77,6 @@ def has_words(text: str) -> bool:
     return any(char.isalpha() for char in text)
 
 
-def names_a_language(tag: str | None) -> bool:
-    """Whether a document's language mark names a language its text is in: not empty, not "x-none" (Word's and
-    PowerPoint's "no language": symbols, code, which no checker should read) or "zxx" (no linguistic content),
-    which a translation keeps."""
-    return bool(tag) and tag.split("-")[0].lower() not in ("x", "zxx", "none")
-
-
 def require(module: str, package: str, extension: str) -> ModuleType:
     """The optional library a format needs, or an ImportError that names the extra installing it."""
     try:

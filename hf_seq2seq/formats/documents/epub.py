@@ -5,7 +5,8 @@ moved with their words), all of them in one batched call; so are the title and t
 table of contents (EPUB 2's, which EPUB 3 books carry too for older readers), in a second call, the rest of
 the NCX kept; every other file (the package document and its metadata, style sheets, images, fonts) is
 written back as it was, each file in its order with its compression (the `mimetype` first and stored, as EPUB
-requires).
+requires). Given the translation's language (`Job.target_lang`), the `lang` and `xml:lang` attributes of the
+XHTML, the NCX's and the book's language in its package document (`dc:language`) are set to it.
 
 The package document is found through `META-INF/container.xml` and read without loading DTDs or resolving
 entities. A file that is not an EPUB, a content document that is not UTF-8, or a file that would unpack to
@@ -32,13 +33,15 @@ from hf_seq2seq.formats.documents.base import (
     open_archive,
     read_xml,
 )
-from hf_seq2seq.formats.markup import translate_html
+from hf_seq2seq.formats.markup import names_a_language, translate_html
 
 CONTAINER = "META-INF/container.xml"
 WHAT = "an EPUB e-book (.epub)"
 XHTML = frozenset({"application/xhtml+xml", "text/html"})
 NCX = "application/x-dtbncx+xml"
 NCX_NAMESPACE = "{http://www.daisy.org/z3986/2005/ncx/}"
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+DC_LANGUAGE = "{http://purl.org/dc/elements/1.1/}language"
 SHOWN = frozenset({NCX_NAMESPACE + "docTitle", NCX_NAMESPACE + "navLabel"})
 """The NCX elements whose `text` a reader shows and that are words: the book's title and each entry's label (of
 the table of contents, the page list and the other lists); the author is a name, kept."""
@@ -55,6 +58,7 @@ class Epub(DocumentFormat):
                 names = {item.filename: k for k, (item, _) in enumerate(members)}
                 documents = _manifest(archive, XHTML)
                 tables_of_contents = [names[name] for name in _manifest(archive, {NCX}) if name in names]
+                packages = [names[name] for name in _packages(archive) if name in names]
             except DocumentError:
                 raise
             except DAMAGED as error:
@@ -72,7 +76,7 @@ class Epub(DocumentFormat):
             texts.append(text.removeprefix(BOM))
         translated = translate_html(
             job.translator, texts, batch_size=job.batch_size, decoding=job.decoding,
-            source_lang=job.source_lang, glossary=job.glossary,
+            source_lang=job.source_lang, glossary=job.glossary, target_lang=job.target_lang,
         )  # fmt: skip
         for k, text in zip(todo, translated, strict=True):
             item, content = members[k]
@@ -81,6 +85,8 @@ class Epub(DocumentFormat):
                 (BOM if content.startswith(BOM.encode()) else "").encode() + text.encode("utf-8"),
             )
         _translate_labels(members, tables_of_contents, job)
+        if job.target_lang:
+            _mark_language(members, packages, job.target_lang)
         written = io.BytesIO()
         with zipfile.ZipFile(written, "w") as out:
             for item, content in members:
@@ -109,19 +115,44 @@ def _translate_labels(members: list, tables_of_contents: list[int], job: Job) ->
     for text, result in zip(labels, job.translate([" ".join(t.text.split()) for t in labels]), strict=True):
         text.text = result.target
     for k, tree in trees.items():
-        xml = io.BytesIO()
-        tree.write(xml, xml_declaration=True, encoding="UTF-8")
-        members[k] = (members[k][0], xml.getvalue())
+        if job.target_lang and names_a_language(tree.getroot().get(XML_LANG)):
+            tree.getroot().set(XML_LANG, job.target_lang)
+        members[k] = (members[k][0], _written(tree))
+
+
+def _mark_language(members: list, packages: list[int], language: str) -> None:
+    """The language the package documents (at `packages` among `members`) give the book (`dc:language`, which
+    readers choose hyphenation, fonts and voices by) set to `language` where it names one; written again only
+    then."""
+    for k in packages:
+        tree = read_xml(members[k][1], WHAT, ".epub").getroottree()
+        marks = [
+            mark for mark in tree.getroot().iter(DC_LANGUAGE) if names_a_language((mark.text or "").strip())
+        ]
+        for mark in marks:
+            mark.text = language
+        if marks:
+            members[k] = (members[k][0], _written(tree))
+
+
+def _written(tree) -> bytes:
+    xml = io.BytesIO()
+    tree.write(xml, xml_declaration=True, encoding="UTF-8")
+    return xml.getvalue()
+
+
+def _packages(archive: zipfile.ZipFile) -> list[str]:
+    """The archive paths of the book's package documents, which `META-INF/container.xml` names."""
+    if CONTAINER not in archive.namelist():
+        raise DocumentError(f"not {WHAT}: it has no {CONTAINER}")
+    container = read_xml(archive.read(CONTAINER), WHAT, ".epub")
+    return [rootfile.get("full-path", "") for rootfile in container.iter("{*}rootfile")]
 
 
 def _manifest(archive: zipfile.ZipFile, media_types: set | frozenset) -> list[str]:
     """The archive paths of the files of `media_types` that the book's package documents list."""
-    if CONTAINER not in archive.namelist():
-        raise DocumentError(f"not {WHAT}: it has no {CONTAINER}")
-    container = read_xml(archive.read(CONTAINER), WHAT, ".epub")
     found = []
-    for rootfile in container.iter("{*}rootfile"):
-        package = rootfile.get("full-path", "")
+    for package in _packages(archive):
         folder = posixpath.dirname(package)
         for item in read_xml(archive.read(package), WHAT, ".epub").iter("{*}item"):
             if item.get("media-type") in media_types and item.get("href"):

@@ -32,11 +32,11 @@ from hf_seq2seq.formats.documents.base import (
     DocumentError,
     DocumentFormat,
     Job,
-    names_a_language,
     open_archive,
     read_xml,
 )
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
+from hf_seq2seq.formats.markup import names_a_language
 
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"

@@ -26,12 +26,12 @@ from hf_seq2seq.formats.documents.base import (
     DocumentError,
     DocumentFormat,
     Job,
-    names_a_language,
     open_archive,
     read_xml,
     require,
 )
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
+from hf_seq2seq.formats.markup import names_a_language
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 CHART = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"

@@ -36,11 +36,11 @@ from hf_seq2seq.formats.documents.base import (
     DocumentError,
     DocumentFormat,
     Job,
-    names_a_language,
     open_archive,
     require,
 )
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
+from hf_seq2seq.formats.markup import names_a_language
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
