@@ -416,6 +416,59 @@ def test_a_translation_marks_its_text_as_in_its_language_for_spelling_checkers_a
     assert language_marks(marked) == {target: sum(before.values())}
 
 
+def with_member_replaced(data: bytes, name: str, old: bytes, new: bytes) -> bytes:
+    """A zipped document with `old` replaced by `new` once in its member `name`, every other member as it was."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as zin, zipfile.ZipFile(out, "w") as zout:
+        for item in zin.infolist():
+            content = zin.read(item.filename)
+            if item.filename == name:
+                assert old in content
+                content = content.replace(old, new, 1)
+            zout.writestr(item, content)
+    return out.getvalue()
+
+
+DESCRIBED = {  # a real file, a description put in it (where, what, with what), and its descriptions before/after
+    "shp-shapes.pptx": (  # python-pptx describes each picture by its file's name: kept
+        "ppt/slides/slide1.xml",
+        b'descr="python-powered.png"',
+        b'descr="python-powered.png" title="a table"',
+        ["python-powered.png", "a table"],
+        ["python-powered.png", "un tableau"],
+    ),
+    "../real/mammoth-text-box.docx": (
+        "word/document.xml",
+        b'<wp:docPr id="307" name="Text Box 2"/>',
+        b'<wp:docPr id="307" name="Text Box 2" descr="the text" title="a table"/>',
+        ["the text", "a table"],
+        ["le texte", "un tableau"],
+    ),
+    "simplestyles.odt": (
+        "content.xml",
+        b"</text:p>",
+        b'<draw:frame draw:name="f"><svg:title>a table</svg:title><svg:desc>the text</svg:desc></draw:frame></text:p>',
+        ["a table", "the text"],
+        ["un tableau", "le texte"],
+    ),
+}
+
+
+def descriptions(data: bytes, name: str) -> list[str]:
+    """The titles and descriptions in a document's part `name`: as elements (OpenDocument), as attributes."""
+    root = etree.fromstring(dict((n, c) for n, _, c in members(data))[name])
+    found = [e.text for e in root.iter("{*}title", "{*}desc")]
+    return found + [e.get(a) for e in root.iter() for a in ("descr", "title") if e.get(a)]
+
+
+@pytest.mark.parametrize("name", sorted(DESCRIBED))
+def test_the_alternative_text_and_title_of_a_picture_or_shape_are_translated_but_not_a_file_name(words, name):
+    part, old, new, before, after = DESCRIBED[name]
+    data = with_member_replaced((FILES / name).read_bytes(), part, old, new)
+    assert descriptions(data, part) == before
+    assert descriptions(translate_document_bytes(words, data, Path(name).suffix), part) == after
+
+
 def test_language_marks_that_name_no_language_stay():
     assert not any(map(names_a_language, ["", None, "x-none", "zxx", "none"]))
     assert all(map(names_a_language, ["en-US", "da", "fr-CA"]))

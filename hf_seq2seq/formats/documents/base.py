@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import re
 import zipfile
 import zlib
 from abc import ABC, abstractmethod
@@ -75,6 +76,27 @@ def decode(data: bytes, extension: str) -> tuple[str, str]:
 def has_words(text: str) -> bool:
     """Whether `text` holds anything to translate (a letter); numbers, symbols and blanks are kept as written."""
     return any(char.isalpha() for char in text)
+
+
+FILE_NAME = re.compile(r"[\w.-]+\.[A-Za-z0-9]{1,5}")
+"""One word with an extension: a file's name (python-pptx describes each picture it adds by its file's name)."""
+
+
+def translate_descriptions(job: Job, places: Sequence[tuple]) -> set:
+    """Text that stands in for a picture or a shape (its alternative text, its title), translated in place in one
+    batched call: each `(element, attribute)` of `places`, or `(element, None)` for an element's own text. A
+    description without a letter, or that is a file's name, stays. Returns the elements translated."""
+    todo = []
+    for element, attribute in places:
+        text = (element.get(attribute) if attribute else element.text) or ""
+        if has_words(text) and not FILE_NAME.fullmatch(text.strip()):
+            todo.append((element, attribute, " ".join(text.split())))
+    for (element, attribute, _), result in zip(todo, job.translate([t for *_, t in todo]), strict=True):
+        if attribute:
+            element.set(attribute, result.target)
+        else:
+            element.text = result.target
+    return {element for element, *_ in todo}
 
 
 def require(module: str, package: str, extension: str) -> ModuleType:

@@ -11,7 +11,7 @@ else in a paragraph is kept and moved with the words: spaces (`text:s`), tabs an
 page number, a user field) with their text, bookmarks, images and frames, footnotes and comments (whose own
 paragraphs are translated in turn). Every file of the archive is written back in its order with its
 compression (the `mimetype` first and stored, as OpenDocument requires): `content.xml` and `styles.xml`
-translated where they hold text (and, given the translation's language, `Job.target_lang`, their text styles'
+translated where they hold text (pictures' and frames' titles and descriptions too; and, given the translation's language, `Job.target_lang`, their text styles'
 languages set to it), every other file byte for byte. The XML is read without loading DTDs or
 resolving entities, and a part that declares a DTD (whose entities could point at files or grow without end)
 is refused. A damaged file, or one that would unpack to more than
@@ -34,6 +34,7 @@ from hf_seq2seq.formats.documents.base import (
     Job,
     open_archive,
     read_xml,
+    translate_descriptions,
 )
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
 from hf_seq2seq.formats.markup import names_a_language
@@ -47,6 +48,7 @@ LINK = TEXT + "a"
 """A link: a container (`Piece.container`) around the target words aligned to its words."""
 SPACES = frozenset({TEXT + "s", TEXT + "tab", TEXT + "line-break"})
 """Kept elements that stand between words."""
+SVG = "{urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0}"
 FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
 STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 PARTS = {"content.xml": OFFICE + "body", "styles.xml": OFFICE + "master-styles"}
@@ -86,6 +88,14 @@ class OpenDocument(DocumentFormat):
             if out is not None:
                 _write(paragraph, out)
                 changed.add(name)
+        described = [
+            (name, element)
+            for name, tree in trees.items()
+            for top in tree.getroot().iter(PARTS[name])
+            for element in top.iter(SVG + "title", SVG + "desc")
+        ]
+        translated_descriptions = translate_descriptions(job, [(element, None) for _, element in described])
+        changed |= {name for name, element in described if element in translated_descriptions}
         if job.target_lang:
             changed |= {name for name, tree in trees.items() if _mark_language(tree, job.target_lang)}
         written = io.BytesIO()

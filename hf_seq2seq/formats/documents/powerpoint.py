@@ -1,7 +1,8 @@
 """PowerPoint presentations (`.pptx`), read and written with python-pptx: every paragraph of every slide (text
 boxes, placeholders, shapes in groups, table cells), of its speaker notes, of its charts (titles, axis titles,
 labels written as text) and of its SmartArt diagrams (their data, and the drawing PowerPoint shows from it) is
-translated, its formatting kept. A chart's categories and series names are values of its embedded workbook:
+translated, its formatting kept, and so are the shapes' and pictures' alternative texts and titles. A chart's
+categories and series names are values of its embedded workbook:
 kept.
 
 A paragraph (DrawingML's `a:p`) is translated as one text, and its runs (`a:r`: one formatting, a hyperlink
@@ -29,11 +30,13 @@ from hf_seq2seq.formats.documents.base import (
     open_archive,
     read_xml,
     require,
+    translate_descriptions,
 )
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
 from hf_seq2seq.formats.markup import names_a_language
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 CHART = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
 DIAGRAM_TEXT = (
     "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
@@ -77,6 +80,8 @@ class Pptx(DocumentFormat):
         for paragraph, out in zip(paragraphs, translated, strict=True):
             if out is not None:
                 _write(paragraph, out)
+        shapes = [e for part in parts for e in part.iter(P + "cNvPr")]
+        translate_descriptions(job, [(e, name) for e in shapes for name in ("descr", "title")])
         if job.target_lang:
             masters = presentation.slide_masters
             defaults = [presentation.element, *(m.element for m in masters)]

@@ -22,7 +22,8 @@ follows the words as `hf_seq2seq.formats.documents.runs` places them:
 The paragraph's properties (style, alignment, numbering, spacing) are untouched; a paragraph with no letter
 (empty, an image alone, a number) is left exactly as it was. Footnotes, endnotes and comments are translated
 like the body (their parts read as XML through python-docx's part factory). Given the translation's language
-(`Job.target_lang`), the language marks of the text (styles and runs) are set to it. A damaged file, or one that would
+(`Job.target_lang`), the language marks of the text (styles and runs) are set to it. Pictures' alternative
+texts and titles (`descr`, `title`) are translated too. A damaged file, or one that would
 unpack to more than `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
 """
 
@@ -38,6 +39,7 @@ from hf_seq2seq.formats.documents.base import (
     Job,
     open_archive,
     require,
+    translate_descriptions,
 )
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
 from hf_seq2seq.formats.markup import names_a_language
@@ -51,6 +53,11 @@ BREAKS = frozenset(
     [*(W + tag for tag in ("tab", "ptab", "br", "cr", "drawing", "pict", "object")), ALTERNATE_CONTENT]
 )
 """Run content that stands between words (a tab, a line break, a picture)."""
+DESCRIBED = (
+    "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr",
+    "{http://schemas.openxmlformats.org/drawingml/2006/picture}cNvPr",
+)
+"""A drawing's and its picture's properties, whose `descr` (alternative text) and `title` are translated."""
 TRANSLATED_PARTS = ("document.main", "header", "footer", "footnotes", "endnotes", "comments")
 """The parts translated, by the end of their content type (`...wordprocessingml.header+xml`)."""
 NOTES = ("footnotes", "endnotes", "comments")
@@ -72,7 +79,7 @@ class Docx(DocumentFormat):
             document = docx.Document(io.BytesIO(data))
         except DAMAGED as error:
             raise DocumentError(f"not a Word document (.docx), or a damaged one: {error}") from None
-        paragraphs, pieces = [], []
+        paragraphs, pieces, pictures = [], [], []
         for part in document.part.package.iter_parts():
             if part.content_type.endswith(tuple(f".{name}+xml" for name in TRANSLATED_PARTS)):
                 depth = 0  # inside a field (which may run over several paragraphs)
@@ -80,6 +87,7 @@ class Docx(DocumentFormat):
                     found, depth = _pieces(element, depth)
                     paragraphs.append(element)
                     pieces.append(found)
+                pictures += part.element.iter(*DESCRIBED)
         translated = translate_paragraphs(pieces, job, weight=_weight, look=_look)
         for paragraph, out in zip(paragraphs, translated, strict=True):
             if out is not None:
@@ -87,6 +95,7 @@ class Docx(DocumentFormat):
                     if child.tag != W + "pPr":
                         paragraph.remove(child)
                 paragraph.extend(_elements(out))
+        translate_descriptions(job, [(e, name) for e in pictures for name in ("descr", "title")])
         if job.target_lang:
             _mark_language(document, job.target_lang)
         written = io.BytesIO()
