@@ -227,11 +227,15 @@ def test_html_moves_inline_tags_with_their_words(words):
     assert out == "<p>Bonjour <em><strong>monde</strong> grand</em>!</p>"  # nested: the child stays inside
 
 
-def test_html_translates_the_attributes_people_read(words):
+def test_html_translates_the_attributes_people_read_but_not_a_file_s_name(words):
     [out] = translate_html(
-        words, ["<p title='The cat'><img src=a.png alt=\"a red dog\" width=3> the cat</p>"]
+        words,
+        ["<p title='The cat'><img src=a.png alt=\"a red dog\" width=3> the cat <img alt=IMG_0042.jpg></p>"],
     )
-    assert out == "<p title='Le chat'><img src=a.png alt=\"un chien rouge\" width=3> le chat</p>"
+    assert (
+        out
+        == "<p title='Le chat'><img src=a.png alt=\"un chien rouge\" width=3> le chat <img alt=IMG_0042.jpg></p>"
+    )
 
 
 def test_html_given_the_translation_s_language_marks_its_text_with_it(words):

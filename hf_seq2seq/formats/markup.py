@@ -13,7 +13,7 @@ each piece starts, so that every piece is kept or replaced as the exact bytes it
   elements are placed around the target words aligned to the words they wrapped (`hf_seq2seq.formats.spans`),
   their tags as written. An inline element opened in one passage and closed in another stays where it is.
 * The attributes users read (`TRANSLATED_ATTRIBUTES`: `alt`, `title`, `placeholder`, `aria-label`) are
-  translated in place, and, given the translation's language, the `lang` and `xml:lang` that name a language are
+  translated in place (but for a file's name standing for a description: `alt="IMG_0042.jpg"`), and, given the translation's language, the `lang` and `xml:lang` that name a language are
   set to it; the rest of their tag is kept as written.
 * Translated text is written with `&`, `<` and `>` escaped (and the quote, in an attribute value).
 
@@ -23,6 +23,7 @@ The output has the tags of its input, each once; well-formed input gives well-fo
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser, attrfind_tolerant, tagfind_tolerant
@@ -45,6 +46,9 @@ OPTIONAL_END = frozenset("p li dt dd tr td th option".split())
 """Elements whose end tag may be left out: the next one's start ends them too."""
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 """Attribute values that people read, translated in place."""
+FILE_NAME = re.compile(r"[\w.-]+\.[A-Za-z0-9]{1,5}")
+"""One word with an extension: a file's name, which stands for a picture in place of a description (many tools
+write one: python-pptx, content systems), kept as written."""
 LANGUAGE_ATTRIBUTES = ("lang", "xml:lang")
 """Attributes that say which language an element's text is in: set to the translation's, given one."""
 FINAL_PUNCTUATION = ".!?…:;"
@@ -275,12 +279,17 @@ def names_a_language(tag: str | None) -> bool:
     return bool(tag) and tag.split("-")[0].lower() not in ("x", "zxx", "none")
 
 
+def _readable(value: str) -> bool:
+    """Whether an attribute's value is words to translate: it has letters and is not a file's name."""
+    return _needs_translation(value) and not FILE_NAME.fullmatch(value.strip())
+
+
 def _translated_attributes(
-    raw: str, names: Sequence[str] = TRANSLATED_ATTRIBUTES, wanted=_needs_translation
+    raw: str, names: Sequence[str] = TRANSLATED_ATTRIBUTES, wanted=_readable
 ) -> list[tuple[int, int, str, str]]:
     """Where the values of the attributes `names` (`TRANSLATED_ATTRIBUTES`) stand in a start tag's `raw` text:
-    `(start, end, quote, value)` of each value `wanted` takes (one with letters), found by the parser's own
-    attribute pattern."""
+    `(start, end, quote, value)` of each value `wanted` takes (words, not a file's name), found by the parser's
+    own attribute pattern."""
     out = []
     name = tagfind_tolerant.match(raw, 1)
     position = name.end() if name else len(raw)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import io
-import re
 import zipfile
 import zlib
 from abc import ABC, abstractmethod
@@ -17,6 +16,7 @@ from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.formats.aligned import AlignedTranslation, translate_aligned
 from hf_seq2seq.formats.glossary import Glossary
+from hf_seq2seq.formats.markup import FILE_NAME
 
 BOM = "\ufeff"
 EXTRA = 'pip install "hf_seq2seq[documents]"'
@@ -76,10 +76,6 @@ def decode(data: bytes, extension: str) -> tuple[str, str]:
 def has_words(text: str) -> bool:
     """Whether `text` holds anything to translate (a letter); numbers, symbols and blanks are kept as written."""
     return any(char.isalpha() for char in text)
-
-
-FILE_NAME = re.compile(r"[\w.-]+\.[A-Za-z0-9]{1,5}")
-"""One word with an extension: a file's name (python-pptx describes each picture it adds by its file's name)."""
 
 
 def translate_descriptions(job: Job, places: Sequence[tuple]) -> set:
