@@ -466,6 +466,28 @@ def test_a_corrupt_word_document_is_refused_with_a_document_error(words, data):
         translate_document_bytes(words, data, ".docx")
 
 
+def test_a_word_template_is_refused_saying_what_it_is_not_naming_a_python_object(words):
+    """Apache POI's stress014.docx is a template (.dotx) named .docx: python-docx's message names its stream
+    object ('<_io.BytesIO object at 0x...>'), which the user never gave."""
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(word_document())) as zin, zipfile.ZipFile(out, "w") as zout:
+        for item in zin.infolist():
+            content = zin.read(item.filename)
+            if item.filename == "[Content_Types].xml":
+                content = content.replace(
+                    b"wordprocessingml.document.main", b"wordprocessingml.template.main"
+                )
+            zout.writestr(item, content)
+    with pytest.raises(DocumentError) as refused:
+        translate_document_bytes(words, out.getvalue(), ".docx")
+    assert str(refused.value).startswith(
+        "not a Word document (.docx), or a damaged one: the file is not a Word"
+    )
+    assert "BytesIO" not in str(refused.value)
+
+
 def test_a_word_document_that_would_unpack_past_the_ceiling_is_refused(words, monkeypatch):
     from hf_seq2seq.formats.documents import base
 

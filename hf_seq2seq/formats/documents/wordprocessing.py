@@ -75,10 +75,12 @@ class Docx(DocumentFormat):
         docx = require("docx", "python-docx", ".docx")
         _read_notes_as_xml()
         open_archive(data, "a Word document (.docx)").close()
+        stream = io.BytesIO(data)
         try:
-            document = docx.Document(io.BytesIO(data))
+            document = docx.Document(stream)
         except DAMAGED as error:
-            raise DocumentError(f"not a Word document (.docx), or a damaged one: {error}") from None
+            reason = str(error).replace(f"file '{stream}'", "the file")  # python-docx names the stream object
+            raise DocumentError(f"not a Word document (.docx), or a damaged one: {reason}") from None
         paragraphs, pieces, pictures = [], [], []
         for part in document.part.package.iter_parts():
             if part.content_type.endswith(tuple(f".{name}+xml" for name in TRANSLATED_PARTS)):
