@@ -336,6 +336,16 @@ def test_the_new_formats_are_registered(extension):
     assert DOCUMENT_FORMATS[extension].extensions
 
 
+@pytest.mark.parametrize("extension", [".docx", ".pptx", ".odt", ".odp", ".epub"])
+def test_a_password_protected_file_is_refused_saying_so(words, extension):
+    """Apache POI's bug53475-password-is-pass.docx: Word encrypts a document saved with a password into an OLE2
+    compound file, which is no zip; so is a binary .doc or .ppt renamed."""
+    data = (FILES / "bug53475-password-is-pass.docx").read_bytes()
+    with pytest.raises(DocumentError, match="a password-protected file, or an old binary one"):
+        translate_document_bytes(words, data, extension)
+    assert words.calls == []
+
+
 @pytest.mark.parametrize("extension", [".pptx", ".odt", ".odp", ".epub"])
 @pytest.mark.parametrize(
     "data", [b"", b"PK\x03\x04", b"not a zip at all"], ids=["empty", "truncated", "text"]

@@ -114,10 +114,20 @@ DAMAGED = (zipfile.BadZipFile, zlib.error, KeyError, ValueError, SyntaxError, EO
 """What zipfile and lxml (and the format libraries on them) raise on a file that is not a whole document."""
 
 
+COMPOUND_FILE = bytes.fromhex("d0cf11e0a1b11ae1")
+"""How an OLE2 compound file begins: an Office file saved with a password (its zip encrypted inside one), or one
+of the binary formats before 2007 (.doc, .ppt)."""
+
+
 def open_archive(data: bytes, what: str) -> zipfile.ZipFile:
     """The zip archive of a document, or `DocumentError` for one that is not a zip archive or would unpack to
     more than `UNPACKED_LIMIT`, its markup to more than `MARKUP_LIMIT` (`what`: its kind with an article, for
     messages: "an EPUB e-book (.epub)")."""
+    if data.startswith(COMPOUND_FILE):
+        raise DocumentError(
+            f"not {what}: a password-protected file, or an old binary one (.doc, .ppt); save it again without a "
+            "password, in the format its name says"
+        )
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except DAMAGED as error:
