@@ -338,7 +338,8 @@ class WordTranslator(Translator):
         out = self.lexicon.get(core.lower(), core).split() or [""]  # punctuation alone: kept as written
         if core[:1].isupper():
             out[0] = out[0][:1].upper() + out[0][1:]
-        out[0], out[-1] = lead + out[0], out[-1] + trail
+        out[0] = lead + out[0]
+        out[-1] += trail  # the same word as out[0] when there is one
         return out
 
     def translate_with_alignment(self, sentence: str) -> tuple[str, list[tuple[int, int]]]:

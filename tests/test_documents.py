@@ -466,6 +466,20 @@ def test_a_corrupt_word_document_is_refused_with_a_document_error(words, data):
         translate_document_bytes(words, data, ".docx")
 
 
+def test_a_paragraph_of_several_sentences_without_spaces_between_them_is_translated():
+    """Apache POI's stress009.docx and stress019.docx (Chinese, Japanese) made the Word path fail with an
+    IndexError (a server's 500): the second sentence begins inside the paragraph's one whitespace word."""
+    document = docx.Document()
+    paragraph = document.add_paragraph()
+    paragraph.add_run("今天下雨了。")
+    paragraph.add_run("明天会晴天。").bold = True
+    data = io.BytesIO()
+    document.save(data)
+    words = WordTranslator({"明天会晴天。": "il fera beau"})
+    out = docx.Document(io.BytesIO(translate_document_bytes(words, data.getvalue(), ".docx")))
+    assert out.paragraphs[0].text == "今天下雨了。il fera beau"
+
+
 def test_a_word_template_is_refused_saying_what_it_is_not_naming_a_python_object(words):
     """Apache POI's stress014.docx is a template (.dotx) named .docx: python-docx's message names its stream
     object ('<_io.BytesIO object at 0x...>'), which the user never gave."""

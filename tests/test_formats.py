@@ -110,6 +110,14 @@ def test_translate_aligned_counts_words_across_sentences(words):
     assert result.alignment == [(0, 0), (1, 2), (2, 1), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7)]
 
 
+def test_sentences_that_begin_inside_a_word_keep_every_aligned_index_within_the_text(words):
+    """Chinese and Japanese put no space between sentences: the splitter cuts the text's last whitespace word in
+    two sentences, whose words are that one word of the text (Apache POI's stress009.docx crashed on this)."""
+    [result] = translate_aligned(words, ["The cat 今天下雨了。明天会晴天。"])
+    assert result.target == "Le chat 今天下雨了。明天会晴天。"
+    assert result.alignment == [(0, 0), (1, 1), (2, 2)]
+
+
 def test_engines_without_attention_refuse_alignments(words):
     class NoAttention(WordTranslator):
         align = WordTranslator.__mro__[1].align  # the base class's: no alignments

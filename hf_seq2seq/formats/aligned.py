@@ -12,11 +12,12 @@ glossary terms included): a text's is that of its sentences together (`hf_seq2se
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hf_seq2seq.data.segmentation import split_sentences, token_length
-from hf_seq2seq.engines.alignment import Alignment, words
+from hf_seq2seq.data.segmentation import Segmented, split_sentences, token_length
+from hf_seq2seq.engines.alignment import Alignment, word_spans
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.scoring import Score, joined
@@ -85,19 +86,33 @@ def translate_aligned(
         n = len(parts)
         done = translations[position : position + n]
         target = segmented.join(done) if segmented is not None else (done[0] if done else "")
-        alignment = _joined([parts, done, aligned[position : position + n]]) if alignments else None
+        alignment = _joined(segmented, parts, done, aligned[position : position + n]) if alignments else None
         score = joined(scored[position : position + n]) if scored is not None else None
         out.append(AlignedTranslation(text, target, alignment, score))
         position += n
     return out
 
 
-def _joined(parts: list) -> Alignment:
-    """One text's alignment from its sentences' (word indices offset by the words of the sentences before)."""
-    sources, targets, alignments = parts
-    pairs, source_offset, target_offset = [], 0, 0
-    for source, target, alignment in zip(sources, targets, alignments, strict=True):
-        pairs += [(i + source_offset, j + target_offset) for i, j in alignment or []]
-        source_offset += len(words(source))
-        target_offset += len(words(target))
+def _joined(segmented: Segmented | None, sources: list[str], targets: list[str], alignments: list) -> Alignment:
+    """One text's alignment from its sentences', each sentence's word indices made those of the whole text's words
+    (source, and target as `segmented` joins the translations): by where each word begins in the text, since a
+    sentence may begin inside a word of it (Chinese and Japanese put no space between sentences)."""
+    if segmented is None:  # the text was translated whole: its one sentence is the text
+        return sorted(alignments[0] or []) if alignments else []
+    source_words, target_words = _text_words(segmented, sources), _text_words(segmented, targets)
+    pairs = {
+        (source_words[k][i], target_words[k][j])
+        for k, alignment in enumerate(alignments)
+        for i, j in alignment or []
+    }
     return sorted(pairs)
+
+
+def _text_words(segmented: Segmented, sentences: list[str]) -> list[list[int]]:
+    """For each of `sentences`, the index of the word of `segmented.join(sentences)` each of its words begins in."""
+    starts = [start for start, _ in word_spans(segmented.join(sentences))]
+    out, position = [], len(segmented.separators[0])
+    for sentence, separator in zip(sentences, segmented.separators[1:], strict=True):
+        out.append([bisect_right(starts, position + start) - 1 for start, _ in word_spans(sentence)])
+        position += len(sentence) + len(separator)
+    return out
