@@ -301,6 +301,20 @@ def test_html_marks_the_translation_s_language_but_not_a_quotation_kept_in_its_o
     ]
 
 
+def test_html_translates_the_description_and_link_card_a_page_gives_in_its_head(words):
+    """As mozilla.org's page (tests/fixtures/real) gives them: what search results and shared links show."""
+    head = (
+        '<meta name="description" content="The red cat"><meta property="og:title" content="the big dog"/>'
+        '<meta property="og:url" content="https://example.com/the-cat"><meta name="twitter:site" content="@cat">'
+        '<meta name="robots" content="the cat">'
+    )
+    assert translate_html(words, [head]) == [
+        '<meta name="description" content="Le chat rouge"><meta property="og:title" content="le chien grand"/>'
+        '<meta property="og:url" content="https://example.com/the-cat"><meta name="twitter:site" content="@cat">'
+        '<meta name="robots" content="the cat">'
+    ]
+
+
 def test_html_escapes_translated_text_and_keeps_entities_in_kept_parts(words):
     [out] = translate_html(words, ["<p>the cat &amp; the dog &lt;3</p><pre>a &amp; b</pre>"])
     assert out == "<p>le chat &amp; le chien &lt;3</p><pre>a &amp; b</pre>"

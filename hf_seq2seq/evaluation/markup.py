@@ -20,6 +20,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 
+from hf_seq2seq.formats.markup import LANGUAGE_ATTRIBUTES, TRANSLATED_ATTRIBUTES
+
 VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
 HIDDEN = frozenset({"script", "style", "code"})
 
@@ -172,6 +174,13 @@ UNREAD = frozenset({"script", "style", "template"})
 """Elements whose text nobody reads on the page (not counted as an element's text)."""
 
 
+def _kept_attributes(tag: str, attrs: list) -> tuple:
+    """A start tag by its name and the attributes a translation keeps as they were: not those it translates
+    (`TRANSLATED_ATTRIBUTES`, a `<meta>`'s content) or sets to its language (`LANGUAGE_ATTRIBUTES`)."""
+    rewritten = (*TRANSLATED_ATTRIBUTES, *LANGUAGE_ATTRIBUTES, *(("content",) if tag == "meta" else ()))
+    return tag, tuple((k, v) for k, v in attrs if k not in rewritten)
+
+
 class _Elements(HTMLParser):
     """Counts, by tag and attributes, the inline elements of a page that hold text (their own or a
     descendant's), and every tag; an end tag closes the innermost open element of its name, as browsers do."""
@@ -184,14 +193,13 @@ class _Elements(HTMLParser):
         self.tags: Counter = Counter()
 
     def handle_starttag(self, tag, attrs):
-        key = (tag, tuple((k, v) for k, v in attrs if k not in ("alt", "title", "placeholder", "aria-label")))
+        key = _kept_attributes(tag, attrs)
         self.tags[key] += 1
         if tag not in VOID:
             self.open.append((tag, key, [False]))
 
     def handle_startendtag(self, tag, attrs):
-        key = (tag, tuple((k, v) for k, v in attrs if k not in ("alt", "title", "placeholder", "aria-label")))
-        self.tags[key] += 1
+        self.tags[_kept_attributes(tag, attrs)] += 1
 
     def handle_endtag(self, tag):
         self.tags[("/" + tag, ())] += 1

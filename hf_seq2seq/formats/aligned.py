@@ -93,7 +93,9 @@ def translate_aligned(
     return out
 
 
-def _joined(segmented: Segmented | None, sources: list[str], targets: list[str], alignments: list) -> Alignment:
+def _joined(
+    segmented: Segmented | None, sources: list[str], targets: list[str], alignments: list
+) -> Alignment:
     """One text's alignment from its sentences', each sentence's word indices made those of the whole text's words
     (source, and target as `segmented` joins the translations): by where each word begins in the text, since a
     sentence may begin inside a word of it (Chinese and Japanese put no space between sentences)."""

@@ -12,8 +12,9 @@ each piece starts, so that every piece is kept or replaced as the exact bytes it
   `<img>`) between block boundaries is one passage: its text is translated sentence by sentence, and its inline
   elements are placed around the target words aligned to the words they wrapped (`hf_seq2seq.formats.spans`),
   their tags as written. An inline element opened in one passage and closed in another stays where it is.
-* The attributes users read (`TRANSLATED_ATTRIBUTES`: `alt`, `title`, `placeholder`, `aria-label`) are
-  translated in place (but for a file's name standing for a description: `alt="IMG_0042.jpg"`), and, given the translation's language, the `lang` and `xml:lang` that name a language are
+* The attributes users read (`TRANSLATED_ATTRIBUTES`: `alt`, `title`, `placeholder`, `aria-label`; the
+  `content` of a page's description and of its link card's title and description, `READ_META`) are translated
+  in place (but for a file's name standing for a description: `alt="IMG_0042.jpg"`), and, given the translation's language, the `lang` and `xml:lang` that name a language are
   set to it; the rest of their tag is kept as written.
 * Translated text is written with `&`, `<` and `>` escaped (and the quote, in an attribute value).
 
@@ -46,6 +47,11 @@ OPTIONAL_END = frozenset("p li dt dd tr td th option".split())
 """Elements whose end tag may be left out: the next one's start ends them too."""
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 """Attribute values that people read, translated in place."""
+READ_META = frozenset(
+    "description og:title og:description og:image:alt twitter:title twitter:description twitter:image:alt".split()
+)
+"""The `<meta>` elements (by `name` or `property`) whose `content` people read: a page's description in search
+results, its title and description on the card a link to it gets (Open Graph, Twitter)."""
 FILE_NAME = re.compile(r"[\w.-]+\.[A-Za-z0-9]{1,5}")
 """One word with an extension: a file's name, which stands for a picture in place of a description (many tools
 write one: python-pptx, content systems), kept as written."""
@@ -284,6 +290,16 @@ def _readable(value: str) -> bool:
     return _needs_translation(value) and not FILE_NAME.fullmatch(value.strip())
 
 
+def _read_attributes(piece: Piece) -> tuple[str, ...]:
+    """The attributes of a start tag that people read: `TRANSLATED_ATTRIBUTES`, and a `READ_META`'s content."""
+    if piece.tag == "meta" and any(
+        name in ("name", "property") and (value or "").strip().lower() in READ_META
+        for name, value in piece.attrs
+    ):
+        return (*TRANSLATED_ATTRIBUTES, "content")
+    return TRANSLATED_ATTRIBUTES
+
+
 def _translated_attributes(
     raw: str, names: Sequence[str] = TRANSLATED_ATTRIBUTES, wanted=_readable
 ) -> list[tuple[int, int, str, str]]:
@@ -333,7 +349,7 @@ def translate_html(
                 texts.append(" ".join(passage.text.split()))
         for piece, stays in zip(pieces, kept, strict=True):
             if piece.kind in ("start", "startend") and not stays:
-                texts += [value for *_, value in _translated_attributes(piece.raw)]
+                texts += [value for *_, value in _translated_attributes(piece.raw, _read_attributes(piece))]
     results = iter(
         translate_aligned(
             translator, texts, batch_size=batch_size, decoding=decoding, source_lang=source_lang,
@@ -346,7 +362,8 @@ def translate_html(
         written = [piece.raw for piece in pieces]
         for k, piece in enumerate(pieces):
             if piece.kind in ("start", "startend") and not kept[k]:
-                values = [(value, next(results).target) for value in _translated_attributes(piece.raw)]
+                read = _translated_attributes(piece.raw, _read_attributes(piece))
+                values = [(value, next(results).target) for value in read]
                 if target_lang:
                     marks = _translated_attributes(piece.raw, LANGUAGE_ATTRIBUTES, names_a_language)
                     values = sorted(values + [(mark, target_lang) for mark in marks])
