@@ -12,7 +12,8 @@ page number, a user field) with their text, bookmarks, images and frames, footno
 paragraphs are translated in turn). Every file of the archive is written back in its order with its
 compression (the `mimetype` first and stored, as OpenDocument requires): `content.xml` and `styles.xml`
 translated where they hold text (pictures' and frames' titles and descriptions too; and, given the translation's language, `Job.target_lang`, their text styles'
-languages set to it), every other file byte for byte. The XML is read without loading DTDs or
+languages set to it, as the document's own in `meta.xml`), every other file byte for byte. The XML is read
+without loading DTDs or
 resolving entities, and a part that declares a DTD (whose entities could point at files or grow without end)
 is refused. A damaged file, or one that would unpack to more than
 `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
@@ -48,6 +49,8 @@ LINK = TEXT + "a"
 """A link: a container (`Piece.container`) around the target words aligned to its words."""
 SPACES = frozenset({TEXT + "s", TEXT + "tab", TEXT + "line-break"})
 """Kept elements that stand between words."""
+META = "meta.xml"
+DC_LANGUAGE = "{http://purl.org/dc/elements/1.1/}language"
 SVG = "{urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0}"
 FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
 STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
@@ -98,6 +101,12 @@ class OpenDocument(DocumentFormat):
         changed |= {name for name, element in described if element in translated_descriptions}
         if job.target_lang:
             changed |= {name for name, tree in trees.items() if _mark_language(tree, job.target_lang)}
+            meta = next(
+                (read_xml(data, what, ".odt") for item, data in members if item.filename == META), None
+            )
+            if meta is not None and _mark_document_language(meta, job.target_lang):
+                trees[META] = meta.getroottree()
+                changed.add(META)
         written = io.BytesIO()
         with zipfile.ZipFile(written, "w") as archive:
             for item, content in members:
@@ -107,6 +116,15 @@ class OpenDocument(DocumentFormat):
                     content = xml.getvalue()
                 archive.writestr(item, content)
         return written.getvalue()
+
+
+def _mark_document_language(meta, language: str) -> bool:
+    """The document's language in its properties (`meta.xml`'s `dc:language`) set to `language` where it names
+    one; whether it did."""
+    marks = [mark for mark in meta.iter(DC_LANGUAGE) if names_a_language(mark.text)]
+    for mark in marks:
+        mark.text = language
+    return bool(marks)
 
 
 def _mark_language(tree, language: str) -> bool:
