@@ -288,6 +288,10 @@ def test_html_given_the_translation_s_language_marks_its_text_with_it(words):
             '<p lang="de">le chat</p>',
         ),
         ('<html translate="no"><p>the cat</p></html>', '<html translate="no"><p>le chat</p></html>'),
+        (  # an empty element keeps its attributes and no more: it has no end tag to wait for
+            '<p><img translate="no" alt="the cat">the cat <img translate=no alt="the dog" /></p><p>the dog</p>',
+            '<p><img translate="no" alt="the cat">le chat <img translate=no alt="the dog" /></p><p>le chien</p>',
+        ),
     ],
 )
 def test_html_keeps_what_is_marked_not_to_translate_or_as_in_another_language(words, page, expected):

@@ -14,8 +14,9 @@ each piece starts, so that every piece is kept or replaced as the exact bytes it
   their tags as written. An inline element opened in one passage and closed in another stays where it is.
 * The attributes users read (`TRANSLATED_ATTRIBUTES`: `alt`, `title`, `placeholder`, `aria-label`; the
   `content` of a page's description and of its link card's title and description, `READ_META`) are translated
-  in place (but for a file's name standing for a description: `alt="IMG_0042.jpg"`), and, given the translation's language, the `lang` and `xml:lang` that name a language are
-  set to it; the rest of their tag is kept as written.
+  in place (but for a file's name standing for a description: `alt="IMG_0042.jpg"`), and, given the
+  translation's language, the `lang` and `xml:lang` that name a language are set to it; the rest of their tag
+  is kept as written.
 * Translated text is written with `&`, `<` and `>` escaped (and the quote, in an attribute value).
 
 The output has the tags of its input, each once; well-formed input gives well-formed output.
@@ -45,6 +46,8 @@ KEPT_ELEMENTS = frozenset("script style code pre kbd samp var textarea svg math 
 """Elements whose content is kept as written (code, not prose)."""
 OPTIONAL_END = frozenset("p li dt dd tr td th option".split())
 """Elements whose end tag may be left out: the next one's start ends them too."""
+VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
+"""Elements that have no content and no end tag."""
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 """Attribute values that people read, translated in place."""
 READ_META = frozenset(
@@ -176,21 +179,25 @@ def _untranslated(pieces: list[Piece], source_lang: str) -> list[bool]:
     as in another language (`lang`, `xml:lang`) in a page whose `<html>` says it is in `source_lang` (a German
     line quoted in an English poem). A page that does not say, or says another language (pages are often
     mislabelled: a CMS's default), is translated whole. The element ends at its end tag, or, where that may be
-    left out (`OPTIONAL_END`), at the next start tag of its name."""
+    left out (`OPTIONAL_END`), at the next start tag of its name; an empty one (`<img translate="no" alt=...>`)
+    is its tag alone. A `translate="yes"` inside is not looked for."""
     flags, page, region = [], "", None  # region: [tag, depth] of the element open
     for piece in pieces:
         if piece.kind == "start" and region and piece.tag == region[0] and piece.tag in OPTIONAL_END:
             region = None if region[1] == 1 else [region[0], region[1] - 1]
-        if piece.kind == "start" and region is None:
+        kept = False
+        if piece.kind in ("start", "startend") and region is None:
             attrs = {name.lower(): value for name, value in piece.attrs}
             lang = attrs.get("xml:lang") or attrs.get("lang")
             if piece.tag == "html":
                 page = _language(lang)
-            elif (attrs.get("translate") or "").strip().lower() == "no" or (
-                page == _language(source_lang) and names_a_language(lang) and _language(lang) != page
-            ):
+            else:
+                kept = (attrs.get("translate") or "").strip().lower() == "no" or (
+                    page == _language(source_lang) and names_a_language(lang) and _language(lang) != page
+                )
+            if kept and piece.kind == "start" and piece.tag not in VOID_ELEMENTS:
                 region = [piece.tag, 0]
-        flags.append(region is not None)
+        flags.append(kept or region is not None)
         if region and piece.tag == region[0] and piece.kind in ("start", "end"):
             region[1] += 1 if piece.kind == "start" else -1
             if region[1] == 0:
