@@ -16,7 +16,7 @@ from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.formats.aligned import AlignedTranslation, translate_aligned
 from hf_seq2seq.formats.glossary import Glossary
-from hf_seq2seq.formats.markup import FILE_NAME
+from hf_seq2seq.formats.markup import FILE_NAME, names_a_language
 
 BOM = "\ufeff"
 EXTRA = 'pip install "hf_seq2seq[documents]"'
@@ -76,6 +76,19 @@ def decode(data: bytes, extension: str) -> tuple[str, str]:
 def has_words(text: str) -> bool:
     """Whether `text` holds anything to translate (a letter); numbers, symbols and blanks are kept as written."""
     return any(char.isalpha() for char in text)
+
+
+DC_LANGUAGE = "{http://purl.org/dc/elements/1.1/}language"
+
+
+def mark_document_language(root, language: str) -> bool:
+    """A document's own language in its metadata (Dublin Core's `dc:language`: an EPUB's package document, an
+    OpenDocument's `meta.xml`; what readers choose hyphenation, fonts and voices by) set to `language` where it
+    names one; whether it did."""
+    marks = [mark for mark in root.iter(DC_LANGUAGE) if names_a_language((mark.text or "").strip())]
+    for mark in marks:
+        mark.text = language
+    return bool(marks)
 
 
 def translate_descriptions(job: Job, places: Sequence[tuple]) -> set:

@@ -30,6 +30,7 @@ from hf_seq2seq.formats.documents.base import (
     DocumentFormat,
     Job,
     has_words,
+    mark_document_language,
     open_archive,
     read_xml,
 )
@@ -41,7 +42,6 @@ XHTML = frozenset({"application/xhtml+xml", "text/html"})
 NCX = "application/x-dtbncx+xml"
 NCX_NAMESPACE = "{http://www.daisy.org/z3986/2005/ncx/}"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
-DC_LANGUAGE = "{http://purl.org/dc/elements/1.1/}language"
 SHOWN = frozenset({NCX_NAMESPACE + "docTitle", NCX_NAMESPACE + "navLabel"})
 """The NCX elements whose `text` a reader shows and that are words: the book's title and each entry's label (of
 the table of contents, the page list and the other lists); the author is a name, kept."""
@@ -121,17 +121,11 @@ def _translate_labels(members: list, tables_of_contents: list[int], job: Job) ->
 
 
 def _mark_language(members: list, packages: list[int], language: str) -> None:
-    """The language the package documents (at `packages` among `members`) give the book (`dc:language`, which
-    readers choose hyphenation, fonts and voices by) set to `language` where it names one; written again only
-    then."""
+    """The book's language in its package documents (at `packages` among `members`) set to `language`
+    (`mark_document_language`); a package document written again only then."""
     for k in packages:
         tree = read_xml(members[k][1], WHAT, ".epub").getroottree()
-        marks = [
-            mark for mark in tree.getroot().iter(DC_LANGUAGE) if names_a_language((mark.text or "").strip())
-        ]
-        for mark in marks:
-            mark.text = language
-        if marks:
+        if mark_document_language(tree.getroot(), language):
             members[k] = (members[k][0], _written(tree))
 
 

@@ -11,9 +11,9 @@ else in a paragraph is kept and moved with the words: spaces (`text:s`), tabs an
 page number, a user field) with their text, bookmarks, images and frames, footnotes and comments (whose own
 paragraphs are translated in turn). Every file of the archive is written back in its order with its
 compression (the `mimetype` first and stored, as OpenDocument requires): `content.xml` and `styles.xml`
-translated where they hold text (pictures' and frames' titles and descriptions too; and, given the translation's language, `Job.target_lang`, their text styles'
-languages set to it, as the document's own in `meta.xml`), every other file byte for byte. The XML is read
-without loading DTDs or
+translated where they hold text (pictures' and frames' titles and descriptions too; and, given the
+translation's language, `Job.target_lang`, their text styles' languages set to it, as the document's own in
+`meta.xml`), every other file byte for byte. The XML is read without loading DTDs or
 resolving entities, and a part that declares a DTD (whose entities could point at files or grow without end)
 is refused. A damaged file, or one that would unpack to more than
 `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
@@ -33,6 +33,7 @@ from hf_seq2seq.formats.documents.base import (
     DocumentError,
     DocumentFormat,
     Job,
+    mark_document_language,
     open_archive,
     read_xml,
     translate_descriptions,
@@ -50,7 +51,6 @@ LINK = TEXT + "a"
 SPACES = frozenset({TEXT + "s", TEXT + "tab", TEXT + "line-break"})
 """Kept elements that stand between words."""
 META = "meta.xml"
-DC_LANGUAGE = "{http://purl.org/dc/elements/1.1/}language"
 SVG = "{urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0}"
 FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
 STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
@@ -104,7 +104,7 @@ class OpenDocument(DocumentFormat):
             meta = next(
                 (read_xml(data, what, ".odt") for item, data in members if item.filename == META), None
             )
-            if meta is not None and _mark_document_language(meta, job.target_lang):
+            if meta is not None and mark_document_language(meta, job.target_lang):
                 trees[META] = meta.getroottree()
                 changed.add(META)
         written = io.BytesIO()
@@ -116,15 +116,6 @@ class OpenDocument(DocumentFormat):
                     content = xml.getvalue()
                 archive.writestr(item, content)
         return written.getvalue()
-
-
-def _mark_document_language(meta, language: str) -> bool:
-    """The document's language in its properties (`meta.xml`'s `dc:language`) set to `language` where it names
-    one; whether it did."""
-    marks = [mark for mark in meta.iter(DC_LANGUAGE) if names_a_language(mark.text)]
-    for mark in marks:
-        mark.text = language
-    return bool(marks)
 
 
 def _mark_language(tree, language: str) -> bool:
