@@ -514,6 +514,26 @@ def test_a_word_document_that_would_unpack_past_the_ceiling_is_refused(words, mo
     assert words.calls == []
 
 
+def test_a_long_document_of_one_s_own_is_translated_past_the_markup_ceiling_of_documents_sent(
+    words, monkeypatch, tmp_path
+):
+    """A file sent (the server's `translate_document_bytes`) is held to `MARKUP_LIMIT`; a file of one's own
+    (`translate_document`: the command) to `UNPACKED_LIMIT`, so that a long book is translated (the EPUB 3
+    samples' Mahabharata unpacks to 36 MB of XHTML)."""
+    from hf_seq2seq.formats.documents import base
+
+    source = word_document()
+    monkeypatch.setattr(base, "MARKUP_LIMIT", len(source))
+    with pytest.raises(DocumentError, match="a zip bomb, or more text than a document sent here may hold"):
+        translate_document_bytes(words, source, ".docx")
+    (tmp_path / "long.docx").write_bytes(source)
+    translate_document(words, tmp_path / "long.docx", tmp_path / "long.fr.docx")
+    assert "Le chat rouge" in "".join(p.text for p in docx.Document(tmp_path / "long.fr.docx").paragraphs)
+    monkeypatch.setattr(base, "UNPACKED_LIMIT", len(source))  # past that, it is refused too
+    with pytest.raises(DocumentError, match="that unpacks to"):
+        translate_document(words, tmp_path / "long.docx", tmp_path / "long.fr.docx")
+
+
 # ---- every format
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.formats.documents import base
 from hf_seq2seq.formats.documents.base import DocumentError, DocumentFormat, Job
 from hf_seq2seq.formats.documents.epub import Epub
 from hf_seq2seq.formats.documents.html_pages import HtmlPage
@@ -94,7 +95,8 @@ def translate_document(
     target_lang: str | None = None,
 ) -> Path:
     """Translate the file `input_path` into `output_path` (its format from the input's extension, its language
-    marked `target_lang` as `translate_document_bytes` marks it), written to
+    marked `target_lang` as `translate_document_bytes` marks it; a file of one's own, whose markup may unpack to
+    `base.UNPACKED_LIMIT` rather than `base.MARKUP_LIMIT`: a long book), written to
     a temporary file in the output's folder and moved into place whole; returns the output path. Refuses to
     write over the input."""
     source, output = Path(input_path), Path(output_path)
@@ -107,9 +109,8 @@ def translate_document(
         raise DocumentError(f"the output {output} is the input file: write the translation elsewhere")
     if not output.parent.is_dir():
         raise DocumentError(f"cannot write {output}: no folder {output.parent}")
-    translated = kind.translate(
-        data, Job(translator, batch_size, decoding, source_lang, glossary, target_lang)
-    )
+    job = Job(translator, batch_size, decoding, source_lang, glossary, target_lang, base.UNPACKED_LIMIT)
+    translated = kind.translate(data, job)
     _write_atomically(output, translated)
     return output
 

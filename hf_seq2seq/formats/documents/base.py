@@ -41,6 +41,9 @@ class Job:
     PowerPoint's and OpenDocument's run and style properties), the marks it has are set to it, so that spelling
     and grammar checkers, hyphenation and screen readers take the text for what it now is. None: left as they
     were."""
+    markup_limit: int | None = None
+    """The most a zipped document's markup may unpack to: None, `MARKUP_LIMIT` (a file from anyone: the server);
+    a file of one's own (`translate_document`) may hold more, to `UNPACKED_LIMIT`."""
 
     def translate(self, texts: Sequence[str], alignments: bool = False) -> list[AlignedTranslation]:
         """`texts` translated sentence by sentence in one batched call, the glossary's terms put in, with
@@ -132,10 +135,10 @@ COMPOUND_FILE = bytes.fromhex("d0cf11e0a1b11ae1")
 of the binary formats before 2007 (.doc, .ppt)."""
 
 
-def open_archive(data: bytes, what: str) -> zipfile.ZipFile:
+def open_archive(data: bytes, what: str, markup_limit: int | None = None) -> zipfile.ZipFile:
     """The zip archive of a document, or `DocumentError` for one that is not a zip archive or would unpack to
-    more than `UNPACKED_LIMIT`, its markup to more than `MARKUP_LIMIT` (`what`: its kind with an article, for
-    messages: "an EPUB e-book (.epub)")."""
+    more than `UNPACKED_LIMIT`, its markup to more than `markup_limit` (None: `MARKUP_LIMIT`) (`what`: its kind
+    with an article, for messages: "an EPUB e-book (.epub)")."""
     if data.startswith(COMPOUND_FILE):
         raise DocumentError(
             f"not {what}: a password-protected file, or an old binary one (.doc, .ppt); save it again without a "
@@ -148,12 +151,13 @@ def open_archive(data: bytes, what: str) -> zipfile.ZipFile:
     items = archive.infolist()
     unpacked = sum(item.file_size for item in items)
     markup = sum(item.file_size for item in items if item.filename.lower().endswith(MARKUP_SUFFIXES))
-    for size, limit, of in ((unpacked, UNPACKED_LIMIT, ""), (markup, MARKUP_LIMIT, " of markup")):
+    markup_limit = MARKUP_LIMIT if markup_limit is None else markup_limit
+    for size, limit, of in ((unpacked, UNPACKED_LIMIT, ""), (markup, markup_limit, " of markup")):
         if size > limit:
             archive.close()
             raise DocumentError(
                 f"{what} of {len(data):,} bytes that unpacks to {size:,}{of} is refused: more than "
-                f"{limit:,} bytes{of} (a zip bomb?)"
+                f"{limit:,} bytes{of} (a zip bomb, or more text than a document sent here may hold)"
             )
     return archive
 

@@ -52,7 +52,7 @@ class Epub(DocumentFormat):
     extensions = (".epub",)
 
     def translate(self, data: bytes, job: Job) -> bytes:
-        with open_archive(data, WHAT) as archive:
+        with open_archive(data, WHAT, job.markup_limit) as archive:
             try:
                 members = [(item, archive.read(item)) for item in archive.infolist()]
                 names = {item.filename: k for k, (item, _) in enumerate(members)}

@@ -64,7 +64,7 @@ class OpenDocument(DocumentFormat):
 
     def translate(self, data: bytes, job: Job) -> bytes:
         what = "an OpenDocument file (.odt, .odp)"
-        with open_archive(data, what) as archive:
+        with open_archive(data, what, job.markup_limit) as archive:
             try:
                 members = [(item, archive.read(item)) for item in archive.infolist()]
             except DAMAGED as error:

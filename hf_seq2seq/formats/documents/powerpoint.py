@@ -56,7 +56,7 @@ class Pptx(DocumentFormat):
         pptx = require("pptx", "python-pptx", ".pptx")
         etree = require("lxml.etree", "lxml", ".pptx")
         what = "a PowerPoint presentation (.pptx)"
-        open_archive(data, what).close()
+        open_archive(data, what, job.markup_limit).close()
         stream = io.BytesIO(data)
         try:
             presentation = pptx.Presentation(stream)

@@ -74,7 +74,7 @@ class Docx(DocumentFormat):
     def translate(self, data: bytes, job: Job) -> bytes:
         docx = require("docx", "python-docx", ".docx")
         _read_notes_as_xml()
-        open_archive(data, "a Word document (.docx)").close()
+        open_archive(data, "a Word document (.docx)", job.markup_limit).close()
         stream = io.BytesIO(data)
         try:
             document = docx.Document(stream)
