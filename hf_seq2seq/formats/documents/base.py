@@ -38,9 +38,9 @@ class Job:
     glossary: Glossary | None = None
     target_lang: str | None = None
     """The translation's language (a BCP 47 tag: "fr"): where a format marks the language of its text (Word's,
-    PowerPoint's and OpenDocument's run and style properties), the marks it has are set to it, so that spelling
-    and grammar checkers, hyphenation and screen readers take the text for what it now is. None: left as they
-    were."""
+    PowerPoint's and OpenDocument's run and style properties, HTML's `lang`, a document's `dc:language`), the
+    marks it has are set to it, so that spelling and grammar checkers, hyphenation and screen readers take the
+    text for what it now is. None: left as they were."""
     markup_limit: int | None = None
     """The most a zipped document's markup may unpack to: None, `MARKUP_LIMIT` (a file from anyone: the server);
     a file of one's own (`translate_document`) may hold more, to `UNPACKED_LIMIT`."""

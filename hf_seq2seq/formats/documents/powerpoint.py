@@ -2,8 +2,7 @@
 boxes, placeholders, shapes in groups, table cells), of its speaker notes, of its charts (titles, axis titles,
 labels written as text) and of its SmartArt diagrams (their data, and the drawing PowerPoint shows from it) is
 translated, its formatting kept, and so are the shapes' and pictures' alternative texts and titles. A chart's
-categories and series names are values of its embedded workbook:
-kept.
+categories and series names are values of its embedded workbook: kept.
 
 A paragraph (DrawingML's `a:p`) is translated as one text, and its runs (`a:r`: one formatting, a hyperlink
 being a run's property) follow the words as `hf_seq2seq.formats.documents.runs` places them: each run written
