@@ -144,6 +144,20 @@ def test_a_hyperlink_and_every_formatted_run_keep_words_even_with_no_alignment()
         assert set(written) == set(properties)
 
 
+def test_the_text_a_slide_layout_shows_on_its_slides_is_translated_but_not_its_prompts(words):
+    """Apache POI's WithMaster.pptx: its title layout holds a text box, "This text comes from the Master Slide",
+        that both slides show; the layout's placeholders hold prompts ("This is the Master Title"), which a slide shows
+    only while editing its own empty placeholder."""
+    data = (FILES / "WithMaster.pptx").read_bytes()
+    layout = pptx.Presentation(io.BytesIO(data)).slides[0].slide_layout
+    prompts = [shape.text_frame.text for shape in layout.placeholders if shape.has_text_frame]
+    out = pptx.Presentation(io.BytesIO(translate_document_bytes(words, data, ".pptx"))).slides[0].slide_layout
+    [box] = [shape for shape in out.shapes if not shape.is_placeholder and shape.has_text_frame]
+    assert box.text_frame.text == "Ceci texte comes from le Master Slide"
+    assert [shape.text_frame.text for shape in out.placeholders if shape.has_text_frame] == prompts
+    assert "This is the Master Title" in prompts
+
+
 def test_a_presentation_s_chart_and_smartart_come_back_translated_and_otherwise_as_they_were():
     """python-pptx's shp-shapes.pptx: a chart whose title is text and a SmartArt diagram, whose text is in its
     data and in the drawing PowerPoint shows of it; every other element and attribute of those parts kept."""

@@ -8,8 +8,9 @@ A paragraph (DrawingML's `a:p`) is translated as one text, and its runs (`a:r`: 
 being a run's property) follow the words as `hf_seq2seq.formats.documents.runs` places them: each run written
 again with a copy of its properties (`a:rPr`), none that had words left empty. Line breaks (`a:br`), fields
 (`a:fld`: a slide number, a date, kept with their text) and anything else in a paragraph are kept and moved
-with the words; the paragraph's properties (`a:pPr`, `a:endParaRPr`) stay where they are. Slide layouts and
-masters (the placeholders' prompts) are not translated. Given the translation's language (`Job.target_lang`),
+with the words; the paragraph's properties (`a:pPr`, `a:endParaRPr`) stay where they are. The placeholders of
+slide masters and layouts (their prompts: "Click to edit Master title style") are not translated; their other
+shapes (a footer's text box, "Thank you.") are, as they show on the slides. Given the translation's language (`Job.target_lang`),
 the text's language marks (`lang` of run, paragraph-end and default properties) are set to it: in the slides,
 notes, charts and diagrams, and in the defaults of the presentation, its masters, layouts and notes master,
 which text without a mark of its own inherits. A damaged file, or one that would unpack to more than
@@ -64,6 +65,11 @@ class Pptx(DocumentFormat):
                 parts.append(slide.element)
                 if slide.has_notes_slide:
                     parts.append(slide.notes_slide.element)
+            for (
+                master
+            ) in presentation.slide_masters:  # what shows on every slide of a layout, but the prompts
+                for holder in (master, *master.slide_layouts):
+                    parts += [shape.element for shape in holder.shapes if not shape.is_placeholder]
             diagrams = []
             for part in presentation.part.package.iter_parts():
                 if part.content_type == CHART:
