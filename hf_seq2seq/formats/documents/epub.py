@@ -56,9 +56,13 @@ class Epub(DocumentFormat):
             try:
                 members = [(item, archive.read(item)) for item in archive.infolist()]
                 names = {item.filename: k for k, (item, _) in enumerate(members)}
-                documents = _manifest(archive, XHTML)
-                tables_of_contents = [names[name] for name in _manifest(archive, {NCX}) if name in names]
-                packages = [names[name] for name in _packages(archive) if name in names]
+                package_paths = _packages(archive)
+                items = _manifest(archive, package_paths)
+                documents = list(dict.fromkeys(path for path, media_type in items if media_type in XHTML))
+                tables_of_contents = [
+                    names[path] for path, media_type in items if media_type == NCX and path in names
+                ]
+                packages = [names[name] for name in package_paths if name in names]
             except DocumentError:
                 raise
             except DAMAGED as error:
@@ -143,13 +147,14 @@ def _packages(archive: zipfile.ZipFile) -> list[str]:
     return [rootfile.get("full-path", "") for rootfile in container.iter("{*}rootfile")]
 
 
-def _manifest(archive: zipfile.ZipFile, media_types: set | frozenset) -> list[str]:
-    """The archive paths of the files of `media_types` that the book's package documents list."""
+def _manifest(archive: zipfile.ZipFile, packages: list[str]) -> list[tuple[str, str]]:
+    """The `(archive path, media type)` of each file that the book's package documents (at `packages`) list, each
+    pair once, in their order."""
     found = []
-    for package in _packages(archive):
+    for package in packages:
         folder = posixpath.dirname(package)
         for item in read_xml(archive.read(package), WHAT, ".epub").iter("{*}item"):
-            if item.get("media-type") in media_types and item.get("href"):
+            if item.get("href"):
                 path = posixpath.normpath(posixpath.join(folder, unquote(item.get("href").split("#")[0])))
-                found.append(path)
+                found.append((path, item.get("media-type")))
     return list(dict.fromkeys(found))
