@@ -3,8 +3,9 @@
 # size in bf16 (64-sentence batches, and batches of 25,000 tokens), then `hf-seq2seq train --preset gpu` for a
 # 6-minute budget on fra-eng with its test BLEU. It prints the figures the issue asks for and writes them, named
 # after the GPU (nvidia-smi's name), to docs/bench/<gpu>_gpu_check.json (the summary),
-# docs/bench/<gpu>_benchmark_large_bf16.json, docs/bench/<gpu>_training_step_profile.json (the preset's step
-# alone: kernels a step, the GPU's busy share, the attention kernels; scripts/profile_training_step.py) and
+# docs/bench/<gpu>_benchmark_large_bf16.json (with ours also trained with CUDA graphs, as the preset trains),
+# docs/bench/<gpu>_training_step_profile.json (the preset's step alone, with its CUDA graphs: kernels a step, the
+# GPU's busy share, the attention kernels; scripts/profile_training_step.py) and
 # docs/bench/<gpu>_gpu_preset_6min.json (test_results.json; the run's trainer_state.json beside it).
 #
 #   scripts/gpu_check.sh                       # on the GPU machine, from anywhere in the repository
@@ -24,7 +25,8 @@
 # then on seen ones): PyTorch's own choice of attention (cuDNN's on an H100 or H200, which builds a plan for each
 # new shape) and the model torch.compile'd layer by layer (<gpu>_training_step_profile_<variant>.json;
 # GPU_CHECK_VARIANTS picks some of cudnn, compiled_regions, and, not in the default, compiled (whole: more than
-# 245 s on an H100) and cudagraphs (compiled whole with torch.compile's mode reduce-overhead)). The step
+# 245 s on an H100), cudagraphs (compiled whole with torch.compile's mode reduce-overhead) and cuda_graphs (the
+# eager step replayed as CUDA graphs, as `hf-seq2seq train --cuda_graphs true`)). The step
 # "compiled" (not in the default; more than 290 s on an H200, 136 s on an H100 with --compile-regions) runs the
 # benchmark with --compile-training (both models also compiled as `hf-seq2seq train --torch_compile true` compiles
 # them, the compilation's seconds apart): <gpu>_benchmark_large_bf16_compiled.json. GPU_CHECK_BENCHMARK_FLAGS adds
@@ -62,6 +64,8 @@ done
 # the attention kernels the gpu preset trains with, for the benchmark and the step profile too (cuDNN's, which it
 # leaves out, would also cost the check minutes of plan building on new shapes)
 preset_attention=$("$python" -c "from hf_seq2seq.training.presets import PRESETS; print(PRESETS['gpu']['sdpa_backends'])")
+# and its step as it trains: replayed as CUDA graphs where the preset says so (on a GPU)
+preset_graphs=$("$python" -c "from hf_seq2seq.training.presets import PRESETS; print(PRESETS['gpu']['cuda_graphs'])")
 attention=(--sdpa-backends "$preset_attention")
 if [ "$dry_run" = 1 ]; then
     gpu="dry-run-cpu" device=cpu out=${GPU_CHECK_OUT:-$(mktemp -d)} minutes=${minutes:-0.3}
@@ -114,8 +118,10 @@ fi
 if [[ $steps == *" profile "* ]]; then
     # the gpu preset's step alone: kernels a step, the GPU's busy share, which attention kernels run, host reads
     rm -f "$profile_json"
-    echo "== scripts/profile_training_step.py --timed ${profile_flags[*]}"
-    timeout 120 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" --json "$profile_json" \
+    preset_step=("${profile_flags[@]}")
+    [ "$preset_graphs" = True ] && [ "$device" = cuda ] && preset_step+=(--cuda-graphs)
+    echo "== scripts/profile_training_step.py --timed ${preset_step[*]}"
+    timeout 120 "$python" scripts/profile_training_step.py --timed "${preset_step[@]}" --json "$profile_json" \
         || echo "gpu_check.sh: the step profile failed (the rest goes on)" >&2
 fi
 
@@ -129,7 +135,9 @@ if [[ $steps == *" options "* ]]; then
             compiled_regions) flags=(--compile regional "${compile_flags[@]}") ;;
             # CUDA graphs (a graph recorded for each new shape, then replayed: one launch a step)
             cudagraphs) flags=(--compile full --compile-mode reduce-overhead "${compile_flags[@]}") ;;
-            *) fail "unknown GPU_CHECK_VARIANTS entry $variant: cudnn, compiled, compiled_regions, cudagraphs" ;;
+            # the eager step's forward and backward replayed as CUDA graphs, no compilation (--cuda_graphs true)
+            cuda_graphs) flags=(--cuda-graphs) ;;
+            *) fail "unknown GPU_CHECK_VARIANTS entry $variant: cudnn, compiled, compiled_regions, cudagraphs, cuda_graphs" ;;
         esac
         echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} ${flags[*]}"
         timeout 150 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" "${flags[@]}" \
@@ -233,15 +241,26 @@ summary = {
         "test_bleu_greedy": facts["greedy_bleu"],
         "test_chrf": train["chrf"],
         # how the step ran, where the flags changed it (`hf-seq2seq train`'s report facts)
-        **{key: value for key, value in facts.items() if key.startswith("torch_compile") or key == "sdpa_backends"},
+        **{key: value for key, value in facts.items()
+           if key.startswith(("torch_compile", "cuda_graph")) or key == "sdpa_backends"},
     },
 }
+if bench.get("cuda_graphs"):  # ours trained with CUDA graphs, as the preset trains on a GPU, in turn with both
+    graphed = bench["cuda_graphs"]
+    summary["benchmark"] |= {
+        "train_64_sentences_ours_cuda_graphs_over_marian": graphed["sentences"]["over_marian"],
+        "train_64_sentences_ours_cuda_graphs_over_eager": graphed["sentences"]["over_eager"],
+        "train_token_batch_cuda_graphs_tokens_per_s": graphed["token_batches"]["ours cuda graphs"]["train_tokens_per_s"],
+        "train_token_batch_cuda_graphs_mfu": graphed["token_batches"]["ours cuda graphs"]["train_mfu"],
+        "train_token_batch_ours_cuda_graphs_over_marian": graphed["token_batches"]["over_marian"],
+    }
 if os.path.exists(profile_path):
     profile = json.load(open(profile_path))
     keys = ("train_tokens_per_s", "ms_per_step", "kernels_per_step", "kernel_busy_share", "attention_kernels",
             "host_reads_per_step")
     summary["step_profile"] = {key: profile[key] for key in keys}
     summary["step_profile"]["new_shapes_train_tokens_per_s"] = profile.get("new_shapes_train_tokens_per_s")
+    summary["step_profile"]["cuda_graphs"] = profile.get("cuda_graphs", False)
 variants = {}
 for path in sorted(glob.glob(f"{prefix}_training_step_profile*.json")):
     profile = json.load(open(path))
@@ -274,6 +293,11 @@ print(f"  training, 64 sentences: {b['train_64_sentences_ours_over_marian']:.2f}
       f"{b['train_64_sentences_mfu']:.2%} of the peak")
 print(f"  training, {b['train_token_batch_tokens']:,}-token batches: {b['train_token_batch_tokens_per_s']:,.0f} "
       f"tokens/s, {b['train_token_batch_mfu']:.3%} of the peak, {b['train_token_batch_ours_over_marian']:.2f}x Marian")
+if "train_64_sentences_ours_cuda_graphs_over_marian" in b:
+    print(f"  with CUDA graphs (as the preset trains): 64 sentences {b['train_64_sentences_ours_cuda_graphs_over_marian']:.2f}x"
+          f" Marian ({b['train_64_sentences_ours_cuda_graphs_over_eager']:.2f}x eager ours); "
+          f"{b['train_token_batch_tokens']:,}-token batches {b['train_token_batch_cuda_graphs_tokens_per_s']:,.0f} tokens/s, "
+          f"{b['train_token_batch_cuda_graphs_mfu']:.3%} of the peak, {b['train_token_batch_ours_cuda_graphs_over_marian']:.2f}x Marian")
 print(f"  generate() b=64: {b['generate_b64_ours_over_marian']:.2f}x Marian")
 print(f"train --preset gpu: {t['train_tokens']:,} tokens in {t['train_runtime_s']:.0f} s = "
       f"{t['train_tokens_per_s']:,.0f} tokens/s, {t['global_step']} steps, {t['epochs']:.1f} epochs")

@@ -17,7 +17,9 @@ attention kernels (which SDPA backend runs), and the host reads. `--sdpa-backend
 --sdpa_backends` does), to compare them. `--compile full` times the model `torch.compile`d as `hf-seq2seq train
 --torch_compile true` compiles it (dynamic shapes), `--compile regional` each of its layers alone (accelerate's regional
 compilation, `ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1`); the warm-up pass then holds the compilation, and its
-seconds are reported apart.
+seconds are reported apart. `--cuda-graphs` replays the forward and backward as CUDA graphs (as `hf-seq2seq train
+--cuda_graphs true`): the first pass runs eagerly, a second records each shape's graphs (its seconds reported
+apart), the third replays them.
 
     python scripts/profile_training_step.py                       # the base model, a batch of 1,000 tokens
     python scripts/profile_training_step.py --d-model 256 --layers 3 --ffn-dim 1024 --heads 4
@@ -38,6 +40,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from hf_seq2seq.cli._common import sdpa_backends_argument
 from hf_seq2seq.engines.attention_kernels import sdpa_backends
 from hf_seq2seq.engines.compilation import compiled_for_training, sizes_apart
+from hf_seq2seq.engines.cuda_graphs import GraphedTraining
 from hf_seq2seq.evaluation.measuring import make_token_batches, timed, tokens
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
@@ -123,6 +126,7 @@ def timed_step(
     compiled: str | None = None,
     compile_backend: str = "inductor",
     compile_mode: str | None = None,
+    cuda_graphs: bool = False,
 ) -> dict:
     """The `--timed` figures of the preset's step on `device` (see the module's text)."""
     torch.manual_seed(0)
@@ -130,13 +134,14 @@ def timed_step(
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     if compiled:
         model = compiled_for_training(model, compile_backend, compile_mode, regions=compiled == "regional")
+    forward = GraphedTraining(model) if cuda_graphs else model
     batches = make_token_batches(steps + 3, batch_tokens, config.vocab_size, device, seed=0)
     warm_up, measured = batches[:3], batches[3:]
     n_tokens = sum(tokens(batch) for batch in measured)
 
     def step(batch: dict) -> None:
         with torch.autocast(device.split(":")[0], dtype=torch.bfloat16):
-            loss = model(**batch).loss
+            loss = forward(**batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -145,7 +150,10 @@ def timed_step(
     with sdpa_backends(backends), sizes_apart(compiled is not None):
         # warm-up: the optimizer's state, the allocator's first blocks, the kernels' choices, the compilation
         warm_up_s = timed(step, warm_up, device)
-        new_shapes, seen_shapes = timed(step, measured, device), timed(step, measured, device)
+        new_shapes = timed(step, measured, device)
+        # with CUDA graphs, a shape's second step records its graphs: timed apart, then they replay
+        recording_s = timed(step, measured, device) if cuda_graphs else None
+        seen_shapes = timed(step, measured, device)
         reads, patches = host_reads()
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
         for patch in patches:
@@ -165,7 +173,9 @@ def timed_step(
         "compile": f"{compiled} ({compile_backend}{f', {compile_mode}' if compile_mode else ''}, dynamic shapes)"
         if compiled
         else None,
+        "cuda_graphs": cuda_graphs,
         "warm_up_s": warm_up_s,  # 3 batches: with --compile, the compilation
+        "recording_s": recording_s,  # with --cuda-graphs: the steps that recorded the measured batches' graphs
         "batch_tokens": batch_tokens,
         "sentences_per_batch": [len(batch["input_ids"]) for batch in measured],
         "train_tokens_per_s": n_tokens / seen_shapes,
@@ -209,6 +219,11 @@ def main() -> None:
         "--compile-mode",
         help="--timed: torch.compile's mode, e.g. reduce-overhead (CUDA graphs, one per shape)",
     )
+    p.add_argument(
+        "--cuda-graphs",
+        action="store_true",
+        help="--timed: forward and backward replayed as CUDA graphs (as `hf-seq2seq train --cuda_graphs true`)",
+    )
     p.add_argument("--json", help="--timed: also write the figures here")
     args = p.parse_args()
     config = TransformerMTConfig(
@@ -234,6 +249,7 @@ def main() -> None:
             args.compile,
             args.compile_backend,
             args.compile_mode,
+            args.cuda_graphs,
         )
         print(json.dumps(figures, indent=2))
         if args.json:

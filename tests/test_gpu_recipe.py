@@ -32,6 +32,7 @@ def test_the_gpu_preset_is_a_time_budget_recipe_on_token_batches(tmp_path):
     )  # the base model
     assert model_args.normalize_before and model_args.dropout == 0.3
     assert data_args.max_tokens_per_batch == 25_000
+    assert data_args.cuda_graphs == torch.cuda.is_available()
     assert (
         data_args.max_train_minutes == 6.0
         and data_args.lr_decay_to_budget
@@ -233,6 +234,39 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
     assert all(v["train_tokens_per_s"] > 0 for v in variants.values())
     assert summary["compiled_benchmark"]["ours_compile_and_first_pass_s"] > 0
     assert "step variant compiled_regions" in printed and "compiled benchmark" in printed
+
+
+def test_the_device_checks_summary_names_the_cuda_graphs_rows(tmp_path, synthetic_fra_txt):
+    """The summary of the H100's benchmark and 6-minute run with CUDA graphs (docs/bench), as a call that runs no
+    step writes it from the JSON already there: the graphed rows beside the eager ones, the shapes recorded."""
+    bench = ROOT / "docs" / "bench" / "nvidia-h100-80gb-hbm3"
+    (tmp_path / "dry-run-cpu_benchmark_large_bf16.json").write_text(
+        (bench.parent / f"{bench.name}_benchmark_large_bf16_cuda_graphs.json").read_text()
+    )
+    (tmp_path / "dry-run-cpu_gpu_preset_0.3min.json").write_text(
+        (bench.parent / f"{bench.name}_gpu_preset_6min_cuda_graphs.json").read_text()
+    )
+    env = os.environ | {
+        "GPU_CHECK_DRY_RUN": "1",
+        "GPU_CHECK_OUT": str(tmp_path),
+        "GPU_CHECK_STEPS": " ",
+        "HF_SEQ2SEQ_FRA_ENG": str(synthetic_fra_txt),
+        "PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu_check.sh")], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((tmp_path / "dry-run-cpu_gpu_check.json").read_text())
+    assert round(summary["benchmark"]["train_64_sentences_ours_cuda_graphs_over_marian"], 2) == 4.46
+    assert (
+        round(summary["benchmark"]["train_64_sentences_ours_over_marian"], 2) == 1.14
+    )  # eager against eager
+    assert summary["train"]["cuda_graph_shapes"] == 87
+    assert (
+        "with CUDA graphs (as the preset trains): 64 sentences 4.46x Marian (4.11x eager ours)" in done.stdout
+    )
+    assert "222,398,552 tokens in 361 s = 615,593 tokens/s" in done.stdout
 
 
 @pytest.mark.slow

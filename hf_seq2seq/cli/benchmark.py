@@ -1,5 +1,7 @@
 """`hf-seq2seq benchmark`: speed and memory of this model against MarianMTModel at identical sizes."""
 
+import argparse
+
 from hf_seq2seq.engines.attention_kernels import sdpa_backends
 from hf_seq2seq.evaluation.benchmark_choices import DTYPES
 
@@ -81,6 +83,13 @@ def build_parser():
         "recorded once, then replayed), as `hf-seq2seq train --torch_compile_mode`",
     )
     p.add_argument(
+        "--cuda-graphs",
+        action=argparse.BooleanOptionalAction,
+        help="also measure training of ours with its forward and backward replayed as CUDA graphs, as the gpu "
+        "preset trains (`hf-seq2seq train --cuda_graphs true`), in turn with both eager models, recording timed "
+        "apart (default: on a CUDA device)",
+    )
+    p.add_argument(
         "--compile-regions",
         action="store_true",
         help="--compile-training: compile each repeated layer alone (accelerate's regional compilation, as "
@@ -150,6 +159,7 @@ def main(argv: list[str] | None = None) -> dict:
             compile_backend=args.compile_backend,
             compile_regions=args.compile_regions,
             compile_mode=args.compile_mode,
+            cuda_graphs=args.cuda_graphs,
             **settings,
         )
     result["settings"]["sdpa_backends"] = ",".join(args.sdpa_backends) if args.sdpa_backends else "default"

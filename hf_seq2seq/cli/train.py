@@ -12,6 +12,7 @@ from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelAr
 from hf_seq2seq.training.presets import PRESETS
 from hf_seq2seq.training.recipe import run
 from hf_seq2seq.training.token_batches import PairTooLongError
+from hf_seq2seq.training.trainer import cuda_graphs_needs
 
 from ._common import quiet_transformers, setup_logging
 
@@ -44,6 +45,14 @@ def parse_args(
         parser.error(
             f"--max_tokens_per_batch must be a positive number of tokens, not {data_args.max_tokens_per_batch}"
         )
+    needs = cuda_graphs_needs(training_args) if data_args.cuda_graphs else []
+    given = sys.argv[1:] if argv is None else argv
+    if needs and any(arg.split("=")[0].replace("-", "_") == "__cuda_graphs" for arg in given):
+        parser.error("--cuda_graphs needs " + "; ".join(needs))
+    if (
+        needs
+    ):  # the preset's default gives way to what the command line asks for (--torch_compile, torchrun, ...)
+        data_args.cuda_graphs = False
     try:
         parse_sdpa_backends(model_args.sdpa_backends)
     except ValueError as error:

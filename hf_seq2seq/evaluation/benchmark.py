@@ -123,6 +123,7 @@ def run_benchmark(
     compile_backend: str = "inductor",
     compile_regions: bool = False,
     compile_mode: str | None = None,
+    cuda_graphs: bool | None = None,
 ) -> dict:
     """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
 
@@ -144,8 +145,17 @@ def run_benchmark(
     `compiled_training`: training is also measured on compiled copies of both models (`compiled_for_training` with
     `compile_backend`, `compile_mode` and `compile_regions`: as `hf-seq2seq train --torch_compile true` compiles), on
     each batch set, under "compiled_training" (`_compiled_training`).
+
+    `cuda_graphs` (CUDA only; None: on a CUDA device): training of ours is also measured with its forward and backward replayed as CUDA
+    graphs (`GraphedTraining`, as `hf-seq2seq train --cuda_graphs true`), beside both eager models, on each batch
+    set, under "cuda_graphs" (`_graphed_training`). Marian is not: its forward reads the device's data on the
+    host (a wait that a graph cannot record).
     """
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if cuda_graphs is None:
+        cuda_graphs = device.startswith("cuda") and measure_training
+    if cuda_graphs and not device.startswith("cuda"):
+        raise ValueError(f"--cuda-graphs needs a CUDA device, not {device}")
     settings = _Settings(
         train_batch_size,
         train_batches,
@@ -182,6 +192,7 @@ def run_benchmark(
     compiled_rows = (
         _compiled_training(compiled_models, amp, batch_sets, repeats, device) if compiled_models else None
     )
+    graphed_rows = _graphed_training(models, amp, batch_sets, repeats, device) if cuda_graphs else None
     hub_user = copy.deepcopy(models["ours"])  # the same weights, its greedy search on plain Linear layers
     use_packed_weights(models["ours"])
     opt_in = _opt_in_models(models["ours"], precisions, compiled)
@@ -198,6 +209,8 @@ def run_benchmark(
             settings, sizes, device, models, amp, train, train_s, generation, peak, measure_memory
         )
     token_batches = _token_batch_figures(models, by_tokens, by_tokens_s, peak) if by_tokens else None
+    if graphed_rows:
+        _add_graphed_mfu(graphed_rows, {"sentences": figures, "token_batches": token_batches})
     if compiled_rows:
         _add_compiled_mfu(compiled_rows, {"sentences": figures, "token_batches": token_batches})
     return _environment(size, sizes, device, dtypes, settings) | {
@@ -214,6 +227,7 @@ def run_benchmark(
         }
         if compiled_rows
         else None,
+        "cuda_graphs": graphed_rows,
         "generate_path": _generate_paths(models, opt_in, hub_user, gen[0], new_tokens),
         "ours": figures["ours"],
         "marian": figures["marian"],
@@ -292,6 +306,48 @@ def _compiled_training(
             "ours_compiled_over_marian_compiled": seconds["marian compiled"] / seconds["ours compiled"],
         }
     return result
+
+
+def _graphed_training(
+    models: dict[str, torch.nn.Module],
+    amp: dict[str, torch.dtype | None],
+    batch_sets: dict[str, tuple[list[dict] | None, dict[str, float]]],
+    repeats: int,
+    device: str,
+) -> dict[str, dict]:
+    """Training of ours with CUDA graphs (`GraphedTraining`) on each measured batch set, measured in turn with both
+    eager models: two first passes over the batches (the first eager, the second recording each shape's graphs:
+    their seconds reported apart), then median seconds per pass; tokens/s and ratios over both eager models."""
+    result = {}
+    for set_name, (batches, _) in batch_sets.items():
+        if batches is None:
+            continue
+        steps = {
+            "ours cuda graphs": train_step_fn(models["ours"], device, amp["ours"], cuda_graphs=True),
+            "ours": train_step_fn(models["ours"], device, amp["ours"]),
+            "marian": train_step_fn(models["marian"], device, amp["marian"]),
+        }
+        with _stage(f"ours with CUDA graphs, {set_name}: the first passes (eager, then recording)"):
+            first_passes_s = [timed(steps["ours cuda graphs"], batches, device) for _ in range(2)]
+        with _stage(f"training with CUDA graphs, {set_name}"):
+            seconds = interleaved(steps, batches, repeats, device)
+        _log_throughput(f"training with CUDA graphs, {set_name}", batches, seconds)
+        n_tokens = sum(tokens(b) for b in batches)
+        result[set_name] = {name: {"train_tokens_per_s": n_tokens / s} for name, s in seconds.items()} | {
+            "first_passes_s": first_passes_s,
+            "over_eager": seconds["ours"] / seconds["ours cuda graphs"],
+            "over_marian": seconds["marian"] / seconds["ours cuda graphs"],
+        }
+    return result
+
+
+def _add_graphed_mfu(graphed: dict, eager_figures: dict) -> None:
+    """The graphed row's share of the matmul peak: the eager model's on the same batches (the same arithmetic)
+    times how much faster it ran in the same turns."""
+    for set_name, rows in graphed.items():
+        rows["ours cuda graphs"]["train_mfu"] = (
+            eager_figures[set_name]["ours"]["train_mfu"] * rows["over_eager"]
+        )
 
 
 def _add_compiled_mfu(compiled: dict, eager_figures: dict) -> None:
@@ -531,6 +587,25 @@ def _compiled_training_lines(result: dict) -> list[str]:
     return lines
 
 
+def _graphed_training_lines(result: dict) -> list[str]:
+    """The table's rows of ours trained with CUDA graphs (`cuda_graphs`), beside both eager models in turn."""
+    lines = [
+        "training of ours with CUDA graphs, in turn with both eager models (the first passes timed apart):",
+        f"{'':34}{'tokens/s':>12}{'peak':>8}{'x eager':>10}{'x Marian':>10}{'first passes':>16}",
+    ]
+    for set_name, rows in result["cuda_graphs"].items():
+        batches = (
+            f"{result['settings']['train_batch_size']} sentences" if set_name == "sentences" else "by tokens"
+        )
+        row = rows["ours cuda graphs"]
+        first = " + ".join(f"{s:.1f}" for s in rows["first_passes_s"])
+        lines.append(
+            f"{'  ours, ' + batches:34}{row['train_tokens_per_s']:>12,.0f}{row['train_mfu']:>8.1%}"
+            f"{rows['over_eager']:>9.2f}x{rows['over_marian']:>9.2f}x{first:>15}s"
+        )
+    return lines
+
+
 def format_table(result: dict) -> str:
     """The printed table of a `run_benchmark` result: ours against Marian, row by row, then the opt-in rows."""
     rows = [
@@ -569,6 +644,8 @@ def format_table(result: dict) -> str:
             lines.append(_hub_user_line(result, fmt))
     if result["token_batches"]:
         lines += _token_batch_lines(result)
+    if result.get("cuda_graphs"):
+        lines += _graphed_training_lines(result)
     if result.get("compiled_training"):
         lines += _compiled_training_lines(result)
     if result["opt_in"]:

@@ -20,6 +20,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import MarianConfig, MarianMTModel
 
+from hf_seq2seq.engines.cuda_graphs import GraphedTraining
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.evaluation.benchmark_choices import Sizes
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
@@ -120,15 +121,20 @@ def autocast(device: str, dtype: torch.dtype | None):
     return torch.autocast(device.split(":")[0], dtype=dtype)
 
 
-def train_step_fn(model: torch.nn.Module, device: str, dtype: torch.dtype | None) -> Callable[[dict], None]:
+def train_step_fn(
+    model: torch.nn.Module, device: str, dtype: torch.dtype | None, cuda_graphs: bool = False
+) -> Callable[[dict], None]:
     """One training step (forward, backward, AdamW) at autocast `dtype`; AdamW fused on CUDA, as the `gpu`
-    preset's `adamw_torch_fused` (one kernel launch for all parameters instead of several per parameter)."""
+    preset's `adamw_torch_fused` (one kernel launch for all parameters instead of several per parameter). With
+    `cuda_graphs`, the forward and backward replay CUDA graphs (`GraphedTraining`, as `hf-seq2seq train
+    --cuda_graphs true`): recorded the second time a batch shape comes."""
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.startswith("cuda") or None)
+    forward = GraphedTraining(model) if cuda_graphs else model
 
     def step(batch: dict) -> None:
         with autocast(device, dtype):
-            loss = model(**batch).loss
+            loss = forward(**batch).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)

@@ -87,6 +87,14 @@ class DataArguments:
             "per process and per micro-batch (with --streaming: batched in pools of --shuffle_buffer pairs)"
         },
     )
+    cuda_graphs: bool = field(
+        default=False,
+        metadata={
+            "help": "replay each training step's forward and backward as CUDA graphs, one pair per batch shape, "
+            "recorded the second time the shape comes (one CUDA GPU; not with --torch_compile or "
+            "--gradient_checkpointing)"
+        },
+    )
     max_source_length: int = 64
     max_target_length: int = 64
     max_train_samples: int | None = None

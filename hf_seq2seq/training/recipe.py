@@ -95,6 +95,8 @@ def run(
         facts["sdpa_backends"] = model_args.sdpa_backends
     if training_args.torch_compile:
         facts |= compile_settings(trainer)
+    if trainer.graphed is not None:
+        facts["cuda_graph_shapes"] = trainer.graphed.graphs  # batch shapes recorded (a pair of graphs each)
     test = splits.get("test")
     if test is None:
         return facts

@@ -22,6 +22,7 @@ from transformers import (
 )
 from transformers.trainer_callback import ProgressCallback
 
+from hf_seq2seq.engines.cuda_graphs import GraphedTraining
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
 from hf_seq2seq.training.arguments import DataArguments
 from hf_seq2seq.training.time_budget import BudgetProgress, BudgetSchedule, TrainingBudget
@@ -49,12 +50,41 @@ class TranslationTrainer(Seq2SeqTrainer):
     `per_device_train_batch_size` pairs: `get_train_dataloader` (the Trainer's hook for its training loader) batches
     a corpus in memory with `TokenBatchSampler` and a stream with `TokenBatchStream` (pools of `token_pool` pairs),
     and hands the loader to accelerate, which deals the batches out to the processes.
+
+    With `cuda_graphs`, each training step's forward and backward replay CUDA graphs (`GraphedTraining`, one pair
+    per batch shape): `compute_loss` calls the model through them; evaluation calls it as it is.
     """
 
-    def __init__(self, *args, max_tokens_per_batch: int | None = None, token_pool: int = 10_000, **kwargs):
+    def __init__(
+        self,
+        *args,
+        max_tokens_per_batch: int | None = None,
+        token_pool: int = 10_000,
+        cuda_graphs: bool = False,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.max_tokens_per_batch = max_tokens_per_batch
         self.token_pool = token_pool
+        self.cuda_graphs = cuda_graphs
+        self.graphed: GraphedTraining | None = None
+        if cuda_graphs:
+            self.check_cuda_graphs()
+
+    def check_cuda_graphs(self) -> None:
+        """What `--cuda_graphs` cannot replay, refused before training starts."""
+        needed = cuda_graphs_needs(
+            self.args, self.label_smoother is not None or self.compute_loss_func is not None
+        )
+        if needed:
+            raise ValueError("--cuda_graphs needs " + "; ".join(needed))
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if self.cuda_graphs and model.training and not return_outputs:
+            if self.graphed is None or self.graphed.model is not model:
+                self.graphed = GraphedTraining(model)
+            model = self.graphed
+        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
     def floating_point_ops(self, inputs: dict) -> int:
         """The Trainer's estimate of a step's FLOPs (6 x input tokens x parameters outside the embeddings, as
@@ -150,6 +180,21 @@ class TranslationTrainer(Seq2SeqTrainer):
             issue_warnings(load_result)
 
 
+def cuda_graphs_needs(args: Seq2SeqTrainingArguments, custom_loss: bool = False) -> list[str]:
+    """What `--cuda_graphs` needs and these training arguments (and a Trainer's own loss, `custom_loss`) lack."""
+    needs = {
+        f"a CUDA GPU (the device is {args.device})": args.device.type != "cuda",
+        "one process (DDP's gradient hooks are not recorded)": args.world_size > 1,
+        "no --torch_compile (its mode reduce-overhead records CUDA graphs of its own)": args.torch_compile,
+        "no activation checkpointing (--gradient_checkpointing: it re-runs the forward with saved random states)": (
+            args.gradient_checkpointing
+        ),
+        "the model's own loss (the Trainer's label smoother or compute_loss_func needs the logits, which stay "
+        "inside the graphs)": custom_loss,
+    }
+    return [what for what, lacking in needs.items() if lacking]
+
+
 class BudgetSeq2SeqTrainer(TranslationTrainer):
     """A `Seq2SeqTrainer` that stops when `budget` runs out (it counts every batch trained on, for a token
     budget), and whose learning rate follows `BudgetSchedule` if `decay_to_budget`."""
@@ -186,7 +231,10 @@ def build_trainer(
     is spent (and shows it in its progress bar), whose learning rate decays to the budget's end with
     `--lr_decay_to_budget`; with `--dataloader_pin_memory`, one that copies batches to the device without
     waiting."""
-    trainer_kwargs: dict = {"max_tokens_per_batch": data_args.max_tokens_per_batch}
+    trainer_kwargs: dict = {
+        "max_tokens_per_batch": data_args.max_tokens_per_batch,
+        "cuda_graphs": data_args.cuda_graphs,
+    }
     if data_args.shuffle_buffer > 0:
         trainer_kwargs["token_pool"] = data_args.shuffle_buffer
     budget = None
