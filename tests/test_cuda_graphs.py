@@ -16,7 +16,7 @@ from helpers import ROOT, TINY_VOCAB, tiny_config, tiny_tokenizer
 from transformers import Seq2SeqTrainingArguments
 
 from hf_seq2seq.cli.train import parse_args
-from hf_seq2seq.engines.cuda_graphs import GraphedTraining, batch_key
+from hf_seq2seq.engines.cuda_graphs import GraphedTraining, batch_key, graphable
 from hf_seq2seq.evaluation.benchmark import format_table, run_benchmark
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training import trainer as trainers
@@ -167,6 +167,16 @@ def test_the_benchmark_table_shows_the_graphed_training_beside_the_eager_models(
         "+",
         "0.4s",
     ]
+
+
+def test_only_a_loss_with_gradients_for_the_parameters_alone_is_graphed():
+    inputs = batch(4, 7, 5)
+    assert graphable(inputs)
+    assert not graphable({name: value for name, value in inputs.items() if name != "labels"})  # no loss
+    embeds = torch.zeros(
+        4, 7, 32, requires_grad=True
+    )  # a gradient of its own, which the graphs do not return
+    assert not graphable({"inputs_embeds": embeds, "labels": inputs["labels"]})
 
 
 def test_a_graph_is_kept_for_each_batch_shape_and_autocast():

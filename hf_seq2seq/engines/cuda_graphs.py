@@ -61,7 +61,7 @@ class GraphedTraining:
         return len(self.steps)
 
     def __call__(self, **inputs) -> Seq2SeqLMOutput:
-        if not (self.model.training and torch.is_grad_enabled()):
+        if not (self.model.training and torch.is_grad_enabled() and graphable(inputs)):
             return self.model(**inputs)
         self._check_parameters()
         inputs = _step_numbers_as_tensors(inputs, self._params[0].device)
@@ -161,6 +161,14 @@ class ReplayedStep(torch.autograd.Function):
     @staticmethod
     def backward(ctx, loss_grad: torch.Tensor):
         return (None, None) + (None,) * ctx.n_inputs + tuple(ctx.step.replay_backward(loss_grad))
+
+
+def graphable(inputs: dict) -> bool:
+    """Whether a call's graphs would give what the eager call gives: with labels (the loss is what the graphs
+    return) and no input that needs a gradient of its own (the graphs return the parameters' only)."""
+    return "labels" in inputs and not any(
+        isinstance(value, torch.Tensor) and value.requires_grad for value in inputs.values()
+    )
 
 
 def batch_key(inputs: dict) -> tuple:
