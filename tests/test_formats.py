@@ -263,7 +263,7 @@ def test_html_given_the_translation_s_language_marks_its_text_with_it(words):
 @pytest.mark.parametrize(
     "page, expected",
     [
-        (  # the HTML standard's mark, its attributes too; a sentence is cut around it, as around <code>
+        (  # the HTML standard's mark, its attributes too
             '<p>the cat sees <span translate="no" title="the dog">the dog</span> and the house</p>',
             '<p>le chat voit <span translate="no" title="the dog">the dog</span> et le maison</p>',
         ),
@@ -296,6 +296,22 @@ def test_html_given_the_translation_s_language_marks_its_text_with_it(words):
 )
 def test_html_keeps_what_is_marked_not_to_translate_or_as_in_another_language(words, page, expected):
     assert translate_html(words, [page]) == [expected]
+
+
+def test_html_translates_a_sentence_whole_around_what_it_keeps_as_written(words):
+    """An element kept as written inside a sentence (`translate="no"`, a quotation in another language, code) is
+    held out as one word, a stand-in the model translates around, not a cut: the model is given the sentence whole
+    ("red" then moves after the brand's name as after any noun), and each element comes back as written where its
+    stand-in lands. One that is a passage's only words is left alone, and text that looks like a stand-in is text."""
+    page = (
+        '<html lang="en"><p>the red <span translate="no">Acme</span> cat sees <i lang="de">der Hund</i>, '
+        "run <code>make <b>all</b></code>.</p><p><span translate=no>the dog</span> {kept0}</p></html>"
+    )
+    assert translate_html(words, [page]) == [
+        '<html lang="en"><p>le <span translate="no">Acme</span> rouge chat voit <i lang="de">der Hund</i>, '
+        "run <code>make <b>all</b></code>.</p><p><span translate=no>the dog</span> {kept0}</p></html>"
+    ]
+    assert words.calls[0][0] == "the red Tom cat sees Mary, run Boston."
 
 
 def test_html_marks_the_translation_s_language_but_not_a_quotation_kept_in_its_own(words):

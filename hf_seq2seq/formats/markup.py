@@ -7,7 +7,10 @@ each piece starts, so that every piece is kept or replaced as the exact bytes it
 * Tags, attributes, comments, doctypes, and the content of `KEPT_ELEMENTS` (`<script>`, `<style>`, `<code>`,
   `<pre>`, ...) are copied as written; so is whitespace between blocks. So is every element marked
   `translate="no"`, and, in a page whose `<html>` says it is in the source language, every element marked as in
-  another (a quotation), attributes included.
+  another (a quotation), attributes included. Such an element inside a sentence (an inline one: `<span
+  translate="no">`, `<i lang="de">`, `<code>`) is held out of the translation as one word, a stand-in the model
+  translates around and never sees (`hf_seq2seq.models.transformer_mt.protected_spans`), and put back as written
+  where the stand-in lands: the sentence is translated whole, not in pieces cut around it.
 * A run of text and inline elements (`INLINE_ELEMENTS`: `<b>`, `<i>`, `<a href>`, `<span>`, ... and images,
   `<img>`) between block boundaries is one passage: its text is translated sentence by sentence, and its inline
   elements are placed around the target words aligned to the words they wrapped (`hf_seq2seq.formats.spans`),
@@ -44,6 +47,8 @@ INLINE_VOID_ELEMENTS = frozenset({"img"})
 """Empty inline elements moved with the word before them."""
 KEPT_ELEMENTS = frozenset("script style code pre kbd samp var textarea svg math template".split())
 """Elements whose content is kept as written (code, not prose)."""
+INLINE_KEPT_ELEMENTS = frozenset("code kbd samp var".split())
+"""Kept elements that sit inside a sentence: held out of its translation as one word (`_held`)."""
 OPTIONAL_END = frozenset("p li dt dd tr td th option".split())
 """Elements whose end tag may be left out: the next one's start ends them too."""
 VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
@@ -165,6 +170,16 @@ class Passage:
     text: str = ""
     spans: list[Span] = field(default_factory=list)
     span_pieces: list[tuple[int, int | None]] = field(default_factory=list)  # (opening, closing) piece index
+    held: list[tuple[str, int, int]] = field(
+        default_factory=list
+    )  # (stand-in, first piece, end piece) of each
+
+    def needs_translation(self) -> bool:
+        """Whether the passage has words to translate, outside the elements it holds as written."""
+        text = self.text
+        for stand_in, *_ in self.held:
+            text = text.replace(stand_in, " ")
+        return _needs_translation(text)
 
 
 def _language(tag: str | None) -> str:
@@ -205,11 +220,44 @@ def _untranslated(pieces: list[Piece], source_lang: str) -> list[bool]:
     return flags
 
 
-def _passages(pieces: list[Piece], untranslated: list[bool]) -> list[Passage]:
+def _held(pieces: list[Piece], untranslated: list[bool]) -> dict[int, int]:
+    """The inline elements kept as written inside their passage, each held out of the translation as one word
+    (`_prepare`), so that the sentence around it is translated whole: those `_untranslated` keeps (`translate="no"`,
+    a quotation in another language) and code (`INLINE_KEPT_ELEMENTS`). First piece -> end piece of each, from
+    its start tag to its end tag (a run of kept elements side by side is one)."""
+    held, k = {}, 0
+    while k < len(pieces):
+        piece, end = pieces[k], k + 1
+        if untranslated[k] and piece.kind == "start" and piece.tag in INLINE_ELEMENTS:
+            while end < len(pieces) and untranslated[end]:
+                end += 1
+            if pieces[end - 1].kind == "end" and pieces[end - 1].tag == piece.tag:
+                held[k] = end
+        elif not untranslated[k] and piece.kind == "start" and piece.tag in INLINE_KEPT_ELEMENTS:
+            depth = 1
+            while end < len(pieces) and depth:
+                if pieces[end].tag == piece.tag and pieces[end].kind in ("start", "end"):
+                    depth += 1 if pieces[end].kind == "start" else -1
+                end += 1
+            if depth == 0:
+                held[k] = end
+            else:
+                end = k + 1
+        k = end
+    return held
+
+
+def _passages(pieces: list[Piece], untranslated: list[bool], held: dict[int, int]) -> list[Passage]:
     """The passages of a document (see the module docstring), with their element pairs matched; none in the
-    `untranslated` pieces."""
-    passages, run, kept = [], [], 0
-    for k, piece in enumerate(pieces):
+    `untranslated` pieces but the `held` elements (`_held`), each whole inside its passage."""
+    passages, run, kept, k = [], [], 0, 0
+    held_pieces = {i for first, end in held.items() for i in range(first, end)}
+    while k < len(pieces):
+        piece = pieces[k]
+        if k in held and not kept:
+            run += range(k, held[k])
+            k = held[k]
+            continue
         inline = (
             piece.kind == "text"
             or piece.tag in INLINE_ELEMENTS
@@ -218,22 +266,26 @@ def _passages(pieces: list[Piece], untranslated: list[bool]) -> list[Passage]:
         if piece.tag in KEPT_ELEMENTS and piece.kind in ("start", "end"):
             kept += 1 if piece.kind == "start" else -1 if kept else 0
             inline = False
-        if inline and not kept and not untranslated[k] and piece.kind != "other":
-            run.append(k)
+        k += 1
+        if inline and not kept and not untranslated[k - 1] and piece.kind != "other":
+            run.append(k - 1)
             continue
-        passages += _split_unmatched(run, pieces)
+        passages += _split_unmatched(run, pieces, held_pieces)
         run = []
-    passages += _split_unmatched(run, pieces)
+    passages += _split_unmatched(run, pieces, held_pieces)
     return passages
 
 
-def _split_unmatched(run: list[int], pieces: list[Piece]) -> list[Passage]:
-    """`run` as passages: cut at tags whose partner is not in the run, until every element is whole."""
+def _split_unmatched(run: list[int], pieces: list[Piece], held: set[int]) -> list[Passage]:
+    """`run` as passages: cut at tags whose partner is not in the run, until every element is whole (the `held`
+    pieces, whole elements kept as written, are not looked at)."""
     if not run:
         return []
     stack, unmatched = [], set()
     for k in run:
         piece = pieces[k]
+        if k in held:
+            continue
         if piece.kind == "start" and piece.tag not in INLINE_VOID_ELEMENTS:
             stack.append(k)
         elif piece.kind == "end":
@@ -247,26 +299,35 @@ def _split_unmatched(run: list[int], pieces: list[Piece]) -> list[Passage]:
     out, part = [], []
     for k in run:
         if k in unmatched:
-            out += _split_unmatched(part, pieces)
+            out += _split_unmatched(part, pieces, held)
             part = []
         else:
             part.append(k)
-    return out + _split_unmatched(part, pieces)
+    return out + _split_unmatched(part, pieces, held)
 
 
-def _prepare(passage: Passage, pieces: list[Piece]) -> None:
-    """The passage's text (its text pieces, whitespace runs made single spaces) and its elements as spans."""
+def _prepare(passage: Passage, pieces: list[Piece], held: dict[int, int]) -> None:
+    """The passage's text (its text pieces, whitespace runs made single spaces) and its elements as spans; each
+    `held` element is one word of the text, a stand-in that the translation keeps as written (a placeholder,
+    `hf_seq2seq.models.transformer_mt.protected_spans`), put back by `_render`."""
     parts, stack = [], []
     words, last = 0, " "  # the words of the text so far (counted as they come), its last character
-    for k in range(passage.start, passage.end):
+    prefix = "kept"  # of the stand-ins: one the passage's own text does not hold
+    while any("{" + prefix in pieces[k].text for k in range(passage.start, passage.end)):
+        prefix += "x"
+    k = passage.start
+    while k < passage.end:
         piece = pieces[k]
         words_before = words if last.isspace() else words - 1
-        if piece.kind == "text":
-            if piece.text:
-                added = len(piece.text.split())
-                words += added - (added > 0 and not last.isspace() and not piece.text[0].isspace())
-                parts.append(piece.text)
-                last = piece.text[-1]
+        text = f"{{{prefix}{len(passage.held)}}}" if k in held else piece.text
+        if k in held or piece.kind == "text":
+            if k in held:
+                passage.held.append((text, k, held[k]))
+            if text:
+                added = len(text.split())
+                words += added - (added > 0 and not last.isspace() and not text[0].isspace())
+                parts.append(text)
+                last = text[-1]
         elif piece.kind == "end":
             index = stack.pop()
             span = passage.spans[index]
@@ -278,6 +339,7 @@ def _prepare(passage: Passage, pieces: list[Piece]) -> None:
             passage.span_pieces.append((k, None))
             if piece.kind == "start" and piece.tag not in INLINE_VOID_ELEMENTS:
                 stack.append(len(passage.spans) - 1)
+        k = held.get(k, k + 1)
     passage.text = "".join(parts)
 
 
@@ -347,12 +409,13 @@ def translate_html(
     engine: `hf_seq2seq.engines.base.UnsupportedFeature` otherwise)."""
     parsed = [read_pieces(document) for document in documents]
     untranslated = [_untranslated(pieces, source_lang) for pieces in parsed]
-    passages = [_passages(pieces, kept) for pieces, kept in zip(parsed, untranslated, strict=True)]
+    held = [_held(pieces, kept) for pieces, kept in zip(parsed, untranslated, strict=True)]
+    passages = [_passages(*args) for args in zip(parsed, untranslated, held, strict=True)]
     texts: list[str] = []
-    for pieces, found, kept in zip(parsed, passages, untranslated, strict=True):
+    for pieces, found, kept, holds in zip(parsed, passages, untranslated, held, strict=True):
         for passage in found:
-            _prepare(passage, pieces)
-            if _needs_translation(passage.text):
+            _prepare(passage, pieces, holds)
+            if passage.needs_translation():
                 texts.append(" ".join(passage.text.split()))
         for piece, stays in zip(pieces, kept, strict=True):
             if piece.kind in ("start", "startend") and not stays:
@@ -365,7 +428,7 @@ def translate_html(
     )  # fmt: skip
     out = []
     for pieces, found, kept in zip(parsed, passages, untranslated, strict=True):
-        passage_results = [next(results) for passage in found if _needs_translation(passage.text)]
+        passage_results = [next(results) for passage in found if passage.needs_translation()]
         written = [piece.raw for piece in pieces]
         for k, piece in enumerate(pieces):
             if piece.kind in ("start", "startend") and not kept[k]:
@@ -379,7 +442,7 @@ def translate_html(
         tags = list(written)  # the tags as they are written out (translated attributes in place)
         todo = iter(passage_results)
         for passage in found:
-            if _needs_translation(passage.text):
+            if passage.needs_translation():
                 rendered = _render(passage, pieces, tags, next(todo))
                 written[passage.start : passage.end] = [rendered] + [""] * (passage.end - passage.start - 1)
         out.append("".join(written))
@@ -404,6 +467,16 @@ def _render(passage: Passage, pieces: list[Piece], tags: list[str], result) -> s
     opening = [tags[k] for k, _ in passage.span_pieces]
     closing = [tags[k] if k is not None else "" for _, k in passage.span_pieces]
     body = render_spans(target, passage.spans, ranges, opening.__getitem__, closing.__getitem__)
+    for stand_in, first, end in passage.held:  # each held element as written, where its stand-in came back
+        written = "".join(tags[first:end])
+        at = body.find(stand_in)
+        # the stand-in comes back once (a protected span); a copy of the source's words put in by `fit_target`
+        # may repeat it: the first is the element, the others go
+        body = (
+            body[:at] + written + body[at + len(stand_in) :].replace(stand_in, "")
+            if at >= 0
+            else body + written
+        )
     return lead + body + final + trail
 
 
