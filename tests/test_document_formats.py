@@ -269,7 +269,7 @@ def test_an_epub_translates_its_chapters_and_navigation_as_html_and_keeps_the_re
     data = (FILES / "lay-pkg-flow-paginated.epub").read_bytes()
     out = translate_document_bytes(words, data, ".epub")
     documents = {f"EPUB/content_00{k}.xhtml" for k in range(1, 5)} | {"EPUB/nav.xhtml"}
-    assert_same_archive_but(data, out, documents)
+    assert_same_archive_but(data, out, documents | {"EPUB/package.opf"})  # its title and description too
     before, after = dict((n, c) for n, _, c in members(data)), dict((n, c) for n, _, c in members(out))
     names = sorted(documents)
     assert [after[n].decode() for n in names] == translate_html(words, [before[n].decode() for n in names])
@@ -284,7 +284,9 @@ def test_an_epub_table_of_contents_for_older_readers_comes_back_translated_and_o
     data = (FILES / "wasteland.epub").read_bytes()
     out = translate_document_bytes(words, data, ".epub")
     ncx = "EPUB/wasteland.ncx"
-    assert_same_archive_but(data, out, {"EPUB/wasteland-content.xhtml", "EPUB/wasteland-nav.xhtml", ncx})
+    assert_same_archive_but(
+        data, out, {"EPUB/wasteland-content.xhtml", "EPUB/wasteland-nav.xhtml", ncx, "EPUB/wasteland.opf"}
+    )
     before, after = (etree.fromstring(dict((n, c) for n, _, c in members(d))[ncx]) for d in (data, out))
     labels = [text.text for text in before.iter(NCX + "text")]
     assert labels[:2] == ["The Waste Land", "I. THE BURIAL OF THE DEAD"] and len(labels) == 7
@@ -338,8 +340,40 @@ def test_an_epub_whose_table_of_contents_lxml_cannot_read_is_translated_with_tha
     broken = out.getvalue()
     translated_book = translate_document_bytes(words, broken, ".epub")
     assert_same_archive_but(
-        broken, translated_book, {"EPUB/wasteland-content.xhtml", "EPUB/wasteland-nav.xhtml"}
+        broken,
+        translated_book,
+        {"EPUB/wasteland-content.xhtml", "EPUB/wasteland-nav.xhtml", "EPUB/wasteland.opf"},
     )
+
+
+def test_an_epub_s_title_and_description_are_translated_and_the_rest_of_its_metadata_kept(words):
+    """What a reader's library shows of a book (its package document's `dc:title` and `dc:description`, here
+    the Waste Land's title and a description added in HTML, escaped, as Calibre writes one), translated; the
+    author, the rights and the rest of the package document as they were."""
+    package = "EPUB/wasteland.opf"
+    description = "<dc:description>&lt;p&gt;The &lt;i&gt;bold&lt;/i&gt; text &amp; the plain run&lt;/p&gt;</dc:description>"
+    data = io.BytesIO()
+    with zipfile.ZipFile(FILES / "wasteland.epub") as zin, zipfile.ZipFile(data, "w") as zout:
+        for item in zin.infolist():
+            content = zin.read(item.filename)
+            if item.filename == package:
+                content = content.replace(b"<dc:creator>", description.encode() + b"<dc:creator>")
+            zout.writestr(item, content)
+    out = translate_document_bytes(words, data.getvalue(), ".epub")
+    dc = "{http://purl.org/dc/elements/1.1/}"
+    before, after = (
+        etree.fromstring(dict((n, c) for n, _, c in members(d))[package]) for d in (data.getvalue(), out)
+    )
+    assert [e.text for e in after.iter(dc + "title", dc + "description")] == [
+        "Le Waste Land",
+        "<p>Le texte <i>gras</i> &amp; le simple passage</p>",  # as HTML: its element moved with its word
+    ]
+    for element in (
+        *before.iter(dc + "title", dc + "description"),
+        *after.iter(dc + "title", dc + "description"),
+    ):
+        element.text = None
+    assert etree.tostring(after) == etree.tostring(before)
 
 
 # ---- all of them

@@ -3,10 +3,11 @@ package lists (its chapters, and its navigation document: the table of contents)
 (`hf_seq2seq.formats.markup.translate_html`: tags, attributes and markup kept byte for byte, inline elements
 moved with their words), all of them in one batched call; so are the title and the entries' labels of an NCX
 table of contents (EPUB 2's, which EPUB 3 books carry too for older readers), in a second call, the rest of
-the NCX kept; every other file (the package document and its metadata, style sheets, images, fonts) is
-written back as it was, each file in its order with its compression (the `mimetype` first and stored, as EPUB
-requires). Given the translation's language (`Job.target_lang`), the `lang` and `xml:lang` attributes of the
-XHTML, the NCX's and the book's language in its package document (`dc:language`) are set to it.
+the NCX kept, and the book's title and description in its package document (`dc:title`, `dc:description`), in
+a third; every other file (the package document's other metadata, style sheets, images, fonts) is written back
+as it was, each file in its order with its compression (the `mimetype` first and stored, as EPUB requires).
+Given the translation's language (`Job.target_lang`), the `lang` and `xml:lang` attributes of the XHTML, the
+NCX's and the book's language in its package document (`dc:language`) are set to it.
 
 The package document is found through `META-INF/container.xml` and read without loading DTDs or resolving
 entities. A file that is not an EPUB, a content document that is not UTF-8, or a file that would unpack to
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import io
 import posixpath
+import re
 import zipfile
 from urllib.parse import unquote
 
@@ -42,6 +44,12 @@ XHTML = frozenset({"application/xhtml+xml", "text/html"})
 NCX = "application/x-dtbncx+xml"
 NCX_NAMESPACE = "{http://www.daisy.org/z3986/2005/ncx/}"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+DUBLIN_CORE = "{http://purl.org/dc/elements/1.1/}"
+SHOWN_METADATA = (DUBLIN_CORE + "title", DUBLIN_CORE + "description")
+"""The package document's metadata that a reader's library shows and that is words: the book's title and its
+description."""
+MARKUP = re.compile(r"<[A-Za-z/][^<>]*>")
+"""A tag: a description written in HTML (escaped inside the XML)."""
 SHOWN = frozenset({NCX_NAMESPACE + "docTitle", NCX_NAMESPACE + "navLabel"})
 """The NCX elements whose `text` a reader shows and that are words: the book's title and each entry's label (of
 the table of contents, the page list and the other lists); the author is a name, kept."""
@@ -89,8 +97,7 @@ class Epub(DocumentFormat):
                 (BOM if content.startswith(BOM.encode()) else "").encode() + text.encode("utf-8"),
             )
         _translate_labels(members, tables_of_contents, job)
-        if job.target_lang:
-            _mark_language(members, packages, job.target_lang)
+        _translate_metadata(members, packages, job)
         written = io.BytesIO()
         with zipfile.ZipFile(written, "w") as out:
             for item, content in members:
@@ -124,12 +131,29 @@ def _translate_labels(members: list, tables_of_contents: list[int], job: Job) ->
         members[k] = (members[k][0], _written(tree))
 
 
-def _mark_language(members: list, packages: list[int], language: str) -> None:
-    """The book's language in its package documents (at `packages` among `members`) set to `language`
-    (`mark_document_language`); a package document written again only then."""
+def _translate_metadata(members: list, packages: list[int], job: Job) -> None:
+    """The book's title and description in its package documents (at `packages` among `members`; what a reader's
+    library shows of it) translated in one call, a description written in HTML (as Calibre writes one) as HTML;
+    given the translation's language (`Job.target_lang`), the book's language set to it (`mark_document_language`).
+    A package document is written again only where something changed; its other metadata (the author's name, the
+    rights, the catalogue's subjects) is kept."""
+    trees, shown = {}, []
     for k in packages:
-        tree = read_xml(members[k][1], WHAT, ".epub").getroottree()
-        if mark_document_language(tree.getroot(), language):
+        trees[k] = read_xml(members[k][1], WHAT, ".epub").getroottree()
+        shown += [(k, e) for e in trees[k].getroot().iter(*SHOWN_METADATA) if has_words(e.text or "")]
+    markup = [(k, e) for k, e in shown if MARKUP.search(e.text)]
+    plain = [(k, e) for k, e in shown if not MARKUP.search(e.text)]
+    results = [r.target for r in job.translate([" ".join(e.text.split()) for _, e in plain])]
+    results += translate_html(
+        job.translator, [e.text for _, e in markup], batch_size=job.batch_size, decoding=job.decoding,
+        source_lang=job.source_lang, glossary=job.glossary, target_lang=job.target_lang,
+    ) if markup else []  # fmt: skip
+    changed = set()
+    for (k, element), text in zip(plain + markup, results, strict=True):
+        element.text = text
+        changed.add(k)
+    for k, tree in trees.items():
+        if (job.target_lang and mark_document_language(tree.getroot(), job.target_lang)) or k in changed:
             members[k] = (members[k][0], _written(tree))
 
 
