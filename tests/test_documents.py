@@ -14,6 +14,7 @@ import re
 import struct
 import subprocess
 import sys
+import zipfile
 import zlib
 
 import pytest
@@ -398,6 +399,56 @@ def test_a_hyperlink_and_a_formatting_whose_words_are_not_aligned_or_inside_a_wo
     [link] = after._p.findall(W + "hyperlink")
     # between the words around it, the spaces at its edges outside it
     assert "".join(t.text for t in link.iter(W + "t")) == "mon chat"
+
+
+DRAWINGML = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
+
+
+def test_a_word_document_s_charts_and_smartart_are_translated_and_their_data_kept(words):
+    """A chart's title and axis title and a SmartArt diagram's text (its data and the drawing Word shows), DrawingML
+    paragraphs as in PowerPoint, are translated with their run formatting and language marks; the chart's data (a
+    category written in its cache) and the document's own paragraphs are as in any Word file."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+
+    def rich(text: str) -> str:
+        return f'<c:tx><c:rich><a:bodyPr/><a:p><a:r><a:rPr lang="en-US" b="1"/><a:t>{text}</a:t></a:r></a:p></c:rich></c:tx>'
+
+    chart = (
+        f'<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" {DRAWINGML}><c:chart>'
+        f"<c:title>{rich('The red cat')}</c:title><c:plotArea><c:barChart><c:ser><c:cat><c:strRef><c:f>S!A2</c:f>"
+        '<c:strCache><c:ptCount val="1"/><c:pt idx="0"><c:v>the dog</c:v></c:pt></c:strCache></c:strRef></c:cat>'
+        f"</c:ser></c:barChart><c:catAx><c:title>{rich('the big book')}</c:title></c:catAx></c:plotArea>"
+        "</c:chart></c:chartSpace>"
+    )
+    diagram = (
+        f'<dgm:dataModel xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" {DRAWINGML}><dgm:ptLst>'
+        '<dgm:pt modelId="1"><dgm:t><a:bodyPr/><a:p><a:r><a:rPr lang="en-GB"/><a:t>my friend</a:t></a:r></a:p>'
+        "</dgm:t></dgm:pt></dgm:ptLst></dgm:dataModel>"
+    )
+    document = docx.Document()
+    document.add_paragraph("The cat sees the dog.")
+    package = document.part.package
+    for name, content_type, relationship, xml in (
+        ("/word/charts/chart1.xml", "application/vnd.openxmlformats-officedocument.drawingml.chart+xml", RT.CHART, chart),
+        ("/word/diagrams/data1.xml", "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
+         RT.DIAGRAM_DATA, diagram),
+    ):  # fmt: skip
+        document.part.relate_to(Part(PackURI(name), content_type, xml.encode(), package), relationship)
+    source = io.BytesIO()
+    document.save(source)
+    out = translate_document_bytes(words, source.getvalue(), ".docx", target_lang="fr")
+    with zipfile.ZipFile(io.BytesIO(out)) as archive:
+        translated_chart = archive.read("word/charts/chart1.xml").decode()
+        translated_diagram = archive.read("word/diagrams/data1.xml").decode()
+    texts = re.findall(r"<a:t>([^<]*)</a:t>", translated_chart)
+    assert texts == ["Le chat rouge", "le livre grand"]
+    assert "<c:v>the dog</c:v>" in translated_chart  # a value of the chart's data
+    assert translated_chart.count('<a:rPr lang="fr" b="1"/>') == 2
+    assert re.findall(r"<a:t>([^<]*)</a:t>", translated_diagram) == ["mon ami"]
+    assert 'lang="fr"' in translated_diagram
+    assert docx.Document(io.BytesIO(out)).paragraphs[0].text == "Le chat voit le chien."
 
 
 def test_with_no_word_aligned_each_formatting_lands_at_its_words_relative_place():

@@ -21,9 +21,11 @@ follows the words as `hf_seq2seq.formats.documents.runs` places them:
 
 The paragraph's properties (style, alignment, numbering, spacing) are untouched; a paragraph with no letter
 (empty, an image alone, a number) is left exactly as it was. Footnotes, endnotes and comments are translated
-like the body (their parts read as XML through python-docx's part factory). Given the translation's language
-(`Job.target_lang`), the language marks of the text (styles and runs) are set to it. Pictures' alternative
-texts and titles (`descr`, `title`) are translated too. A damaged file, or one that would
+like the body (their parts read as XML through python-docx's part factory), and so is the text of charts
+(titles, axis titles) and SmartArt diagrams (their data, and the drawing Word shows from it), DrawingML's
+paragraphs (`hf_seq2seq.formats.documents.drawingml`, as PowerPoint's). Given the translation's language
+(`Job.target_lang`), the language marks of the text (styles and runs, charts and diagrams) are set to it.
+Pictures' alternative texts and titles (`descr`, `title`) are translated too. A damaged file, or one that would
 unpack to more than `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
 """
 
@@ -40,6 +42,12 @@ from hf_seq2seq.formats.documents.base import (
     open_archive,
     require,
     translate_descriptions,
+)
+from hf_seq2seq.formats.documents.drawingml import (
+    CHART,
+    DIAGRAM_TEXT,
+    mark_drawingml_language,
+    translate_drawingml,
 )
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
 from hf_seq2seq.formats.markup import names_a_language
@@ -81,9 +89,11 @@ class Docx(DocumentFormat):
         except DAMAGED as error:
             reason = str(error).replace(f"file '{stream}'", "the file")  # python-docx names the stream object
             raise DocumentError(f"not a Word document (.docx), or a damaged one: {reason}") from None
-        paragraphs, pieces, pictures = [], [], []
+        paragraphs, pieces, pictures, drawings = [], [], [], []
         for part in document.part.package.iter_parts():
-            if part.content_type.endswith(tuple(f".{name}+xml" for name in TRANSLATED_PARTS)):
+            if part.content_type in (CHART, *DIAGRAM_TEXT):
+                drawings.append(part.element)
+            elif part.content_type.endswith(tuple(f".{name}+xml" for name in TRANSLATED_PARTS)):
                 depth = 0  # inside a field (which may run over several paragraphs)
                 for element in part.element.iter(W + "p"):
                     found, depth = _pieces(element, depth)
@@ -97,9 +107,11 @@ class Docx(DocumentFormat):
                     if child.tag != W + "pPr":
                         paragraph.remove(child)
                 paragraph.extend(_elements(out))
+        translate_drawingml(drawings, job)
         translate_descriptions(job, [(e, name) for e in pictures for name in ("descr", "title")])
         if job.target_lang:
             _mark_language(document, job.target_lang)
+            mark_drawingml_language(drawings, job.target_lang)
         written = io.BytesIO()
         document.save(written)
         return written.getvalue()
@@ -119,7 +131,7 @@ def _mark_language(document, language: str) -> None:
 
 
 def _read_notes_as_xml() -> None:
-    """Footnotes, endnotes and comments (and Word 2010's styles) read as XML parts (whose XML python-docx writes back from the tree),
+    """Footnotes, endnotes and comments (and Word 2010's styles, charts and SmartArt diagrams) read as XML parts (whose XML python-docx writes back from the tree),
     by python-docx's own way of choosing a part's class, `PartFactory.part_type_for`; a class set there already
     (python-docx's own for comments, since 1.2) is kept."""
     from docx.opc.part import PartFactory, XmlPart
@@ -127,7 +139,8 @@ def _read_notes_as_xml() -> None:
     prefix = "application/vnd.openxmlformats-officedocument.wordprocessingml."
     for name in NOTES:
         PartFactory.part_type_for.setdefault(f"{prefix}{name}+xml", XmlPart)
-    PartFactory.part_type_for.setdefault(STYLES_WITH_EFFECTS, XmlPart)
+    for content_type in (STYLES_WITH_EFFECTS, CHART, *DIAGRAM_TEXT):
+        PartFactory.part_type_for.setdefault(content_type, XmlPart)
 
 
 def _pieces(parent, depth: int) -> tuple[list[Piece], int]:
