@@ -170,16 +170,9 @@ class Passage:
     text: str = ""
     spans: list[Span] = field(default_factory=list)
     span_pieces: list[tuple[int, int | None]] = field(default_factory=list)  # (opening, closing) piece index
-    held: list[tuple[str, int, int]] = field(
-        default_factory=list
-    )  # (stand-in, first piece, end piece) of each
-
-    def needs_translation(self) -> bool:
-        """Whether the passage has words to translate, outside the elements it holds as written."""
-        text = self.text
-        for stand_in, *_ in self.held:
-            text = text.replace(stand_in, " ")
-        return _needs_translation(text)
+    # each element held out of the translation (`_held`): its stand-in in `text`, its first and end piece
+    held: list[tuple[str, int, int]] = field(default_factory=list)
+    needs_translation: bool = False  # whether it has words to translate, outside the elements it holds
 
 
 def _language(tag: str | None) -> str:
@@ -250,13 +243,14 @@ def _held(pieces: list[Piece], untranslated: list[bool]) -> dict[int, int]:
 def _passages(pieces: list[Piece], untranslated: list[bool], held: dict[int, int]) -> list[Passage]:
     """The passages of a document (see the module docstring), with their element pairs matched; none in the
     `untranslated` pieces but the `held` elements (`_held`), each whole inside its passage."""
-    passages, run, kept, k = [], [], 0, 0
+    passages, run, kept, after = [], [], 0, 0  # after: the end of the held element last taken
     held_pieces = {i for first, end in held.items() for i in range(first, end)}
-    while k < len(pieces):
-        piece = pieces[k]
+    for k, piece in enumerate(pieces):
+        if k < after:
+            continue
         if k in held and not kept:
             run += range(k, held[k])
-            k = held[k]
+            after = held[k]
             continue
         inline = (
             piece.kind == "text"
@@ -266,9 +260,8 @@ def _passages(pieces: list[Piece], untranslated: list[bool], held: dict[int, int
         if piece.tag in KEPT_ELEMENTS and piece.kind in ("start", "end"):
             kept += 1 if piece.kind == "start" else -1 if kept else 0
             inline = False
-        k += 1
-        if inline and not kept and not untranslated[k - 1] and piece.kind != "other":
-            run.append(k - 1)
+        if inline and not kept and not untranslated[k] and piece.kind != "other":
+            run.append(k)
             continue
         passages += _split_unmatched(run, pieces, held_pieces)
         run = []
@@ -312,8 +305,8 @@ def _prepare(passage: Passage, pieces: list[Piece], held: dict[int, int]) -> Non
     `hf_seq2seq.models.transformer_mt.protected_spans`), put back by `_render`."""
     parts, stack = [], []
     words, last = 0, " "  # the words of the text so far (counted as they come), its last character
-    prefix = "kept"  # of the stand-ins: one the passage's own text does not hold
-    while any("{" + prefix in pieces[k].text for k in range(passage.start, passage.end)):
+    prefix, stand_ins = "kept", set()  # of the stand-ins: a prefix the passage's own text does not hold
+    while any("{" + prefix in pieces[k].raw + pieces[k].text for k in range(passage.start, passage.end)):
         prefix += "x"
     k = passage.start
     while k < passage.end:
@@ -323,6 +316,7 @@ def _prepare(passage: Passage, pieces: list[Piece], held: dict[int, int]) -> Non
         if k in held or piece.kind == "text":
             if k in held:
                 passage.held.append((text, k, held[k]))
+                stand_ins.add(text)
             if text:
                 added = len(text.split())
                 words += added - (added > 0 and not last.isspace() and not text[0].isspace())
@@ -341,6 +335,7 @@ def _prepare(passage: Passage, pieces: list[Piece], held: dict[int, int]) -> Non
                 stack.append(len(passage.spans) - 1)
         k = held.get(k, k + 1)
     passage.text = "".join(parts)
+    passage.needs_translation = _needs_translation("".join(p for p in parts if p not in stand_ins))
 
 
 def _needs_translation(text: str) -> bool:
@@ -415,7 +410,7 @@ def translate_html(
     for pieces, found, kept, holds in zip(parsed, passages, untranslated, held, strict=True):
         for passage in found:
             _prepare(passage, pieces, holds)
-            if passage.needs_translation():
+            if passage.needs_translation:
                 texts.append(" ".join(passage.text.split()))
         for piece, stays in zip(pieces, kept, strict=True):
             if piece.kind in ("start", "startend") and not stays:
@@ -428,7 +423,7 @@ def translate_html(
     )  # fmt: skip
     out = []
     for pieces, found, kept in zip(parsed, passages, untranslated, strict=True):
-        passage_results = [next(results) for passage in found if passage.needs_translation()]
+        passage_results = [next(results) for passage in found if passage.needs_translation]
         written = [piece.raw for piece in pieces]
         for k, piece in enumerate(pieces):
             if piece.kind in ("start", "startend") and not kept[k]:
@@ -442,7 +437,7 @@ def translate_html(
         tags = list(written)  # the tags as they are written out (translated attributes in place)
         todo = iter(passage_results)
         for passage in found:
-            if passage.needs_translation():
+            if passage.needs_translation:
                 rendered = _render(passage, pieces, tags, next(todo))
                 written[passage.start : passage.end] = [rendered] + [""] * (passage.end - passage.start - 1)
         out.append("".join(written))
