@@ -119,7 +119,7 @@ if [[ $steps == *" profile "* ]]; then
     # the gpu preset's step alone: kernels a step, the GPU's busy share, which attention kernels run, host reads
     rm -f "$profile_json"
     preset_step=("${profile_flags[@]}")
-    [ "$preset_graphs" = True ] && [ "$device" = cuda ] && preset_step+=(--cuda-graphs)
+    [ "$preset_graphs" != False ] && [ "$device" = cuda ] && preset_step+=(--cuda-graphs)  # None: where it can
     echo "== scripts/profile_training_step.py --timed ${preset_step[*]}"
     timeout 120 "$python" scripts/profile_training_step.py --timed "${preset_step[@]}" --json "$profile_json" \
         || echo "gpu_check.sh: the step profile failed (the rest goes on)" >&2

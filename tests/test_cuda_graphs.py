@@ -13,15 +13,14 @@ import pytest
 import torch
 from datasets import Dataset
 from helpers import ROOT, TINY_VOCAB, tiny_config, tiny_tokenizer
-from transformers import Seq2SeqTrainingArguments
+from transformers import MarianConfig, MarianMTModel, Seq2SeqTrainingArguments
 
 from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.engines.cuda_graphs import GraphedTraining, batch_key, graphable
 from hf_seq2seq.evaluation.benchmark import format_table, run_benchmark
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training import trainer as trainers
-from hf_seq2seq.training.presets import PRESETS
-from hf_seq2seq.training.trainer import build_trainer
+from hf_seq2seq.training.trainer import build_trainer, cuda_graphs_needs
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
 
@@ -61,17 +60,39 @@ def test_train_refuses_cuda_graphs_without_a_gpu_or_with_what_they_cannot_replay
     assert "no activation checkpointing" in error
 
 
-def test_the_gpu_presets_graphs_give_way_to_what_the_command_line_asks_for(tmp_path, monkeypatch, capsys):
-    """The `gpu` preset turns CUDA graphs on where there is a GPU; a run that asks for what they cannot replay
-    (here the CPU; --torch_compile, torchrun's processes) trains without them, unless it asked for them too."""
-    monkeypatch.setitem(PRESETS, "gpu", PRESETS["gpu"] | {"cuda_graphs": True})  # as on a GPU
-    _, data_args, _, _ = parse_args(["--preset", "gpu", "--output_dir", str(tmp_path), "--use_cpu", "true"])
-    assert not data_args.cuda_graphs
+def test_the_gpu_preset_records_graphs_where_the_run_can_and_an_explicit_ask_must_be_met(tmp_path, capsys):
+    """The `gpu` preset asks for CUDA graphs where the run can (`None`): `build_trainer` turns them on only for this
+    package's model on one CUDA GPU, with nothing they cannot replay (here the CPU: off, no error); asked for on
+    the command line, what they need is checked at once."""
+    _, data_args, training_args, _ = parse_args(
+        ["--preset", "gpu", "--output_dir", str(tmp_path), "--use_cpu", "true", "--eval_strategy", "no"]
+    )
+    assert data_args.cuda_graphs is None
+    rows = [{"input_ids": [5, 6, 2], "attention_mask": [1, 1, 1], "labels": [6, 2]}] * 4
+    model = TransformerMTForConditionalGeneration(tiny_config())
+    trainer = build_trainer(
+        model, tiny_tokenizer(), data_args, training_args, Dataset.from_list(rows), None, None
+    )
+    assert trainer.cuda_graphs is False and trainer.graphed is None
     with pytest.raises(SystemExit):
         parse_args(
             ["--preset", "gpu", "--output_dir", str(tmp_path), "--use_cpu", "true", "--cuda-graphs", "true"]
         )
     assert "--cuda_graphs needs a CUDA GPU" in capsys.readouterr().err
+    # what a GPU run would still lack: another model class (Marian's masks read the device), the Trainer's smoother
+    needs = cuda_graphs_needs(
+        training_args,
+        MarianMTModel(
+            MarianConfig(vocab_size=TINY_VOCAB, d_model=16, pad_token_id=0, decoder_start_token_id=0)
+        ),
+    )
+    assert any("this package's model class" in need and "MarianMTModel" in need for need in needs)
+    training_args.label_smoothing_factor = (
+        0.0  # as `hf-seq2seq train` sets it, the smoothing moved into the model
+    )
+    assert not any("own loss" in need for need in cuda_graphs_needs(training_args, model))
+    training_args.label_smoothing_factor = 0.1
+    assert any("own loss" in need for need in cuda_graphs_needs(training_args, model))
 
 
 def test_a_trainer_built_with_cuda_graphs_refuses_to_train_off_the_gpu(tmp_path):
@@ -111,7 +132,7 @@ def test_the_trainer_trains_through_the_graphs_and_evaluates_without(tmp_path, m
             return self.model(**inputs)
 
     monkeypatch.setattr(trainers, "GraphedTraining", StandIn)
-    monkeypatch.setattr(trainers, "cuda_graphs_needs", lambda args, custom_loss=False: [])
+    monkeypatch.setattr(trainers, "cuda_graphs_needs", lambda *args, **kwargs: [])
     _, data_args, training_args, _ = parse_args(
         ["--preset", "tiny", "--output_dir", str(tmp_path), "--use_cpu", "true", "--eval_strategy", "no",
          "--load_best_model_at_end", "false", "--max_steps", "3", "--save_strategy", "no", "--report_to", "none",

@@ -32,7 +32,7 @@ def test_the_gpu_preset_is_a_time_budget_recipe_on_token_batches(tmp_path):
     )  # the base model
     assert model_args.normalize_before and model_args.dropout == 0.3
     assert data_args.max_tokens_per_batch == 25_000
-    assert data_args.cuda_graphs == torch.cuda.is_available()
+    assert data_args.cuda_graphs is None  # CUDA graphs where the run can (build_trainer decides)
     assert (
         data_args.max_train_minutes == 6.0
         and data_args.lr_decay_to_budget

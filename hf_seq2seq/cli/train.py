@@ -45,14 +45,9 @@ def parse_args(
         parser.error(
             f"--max_tokens_per_batch must be a positive number of tokens, not {data_args.max_tokens_per_batch}"
         )
-    needs = cuda_graphs_needs(training_args) if data_args.cuda_graphs else []
-    given = sys.argv[1:] if argv is None else argv
-    if needs and any(arg.split("=")[0].replace("-", "_") == "__cuda_graphs" for arg in given):
+    needs = cuda_graphs_needs(training_args) if data_args.cuda_graphs else []  # None: where the run can
+    if needs:
         parser.error("--cuda_graphs needs " + "; ".join(needs))
-    if (
-        needs
-    ):  # the preset's default gives way to what the command line asks for (--torch_compile, torchrun, ...)
-        data_args.cuda_graphs = False
     try:
         parse_sdpa_backends(model_args.sdpa_backends)
     except ValueError as error:

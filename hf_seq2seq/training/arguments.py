@@ -87,12 +87,12 @@ class DataArguments:
             "per process and per micro-batch (with --streaming: batched in pools of --shuffle_buffer pairs)"
         },
     )
-    cuda_graphs: bool = field(
+    cuda_graphs: bool | None = field(
         default=False,
         metadata={
             "help": "replay each training step's forward and backward as CUDA graphs, one pair per batch shape, "
-            "recorded the second time the shape comes (one CUDA GPU; not with --torch_compile or "
-            "--gradient_checkpointing)"
+            "recorded the second time the shape comes (this package's model on one CUDA GPU; not with "
+            "--torch_compile or --gradient_checkpointing); the gpu preset's default: where the run can"
         },
     )
     max_source_length: int = 64

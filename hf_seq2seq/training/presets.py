@@ -102,10 +102,11 @@ _GPU = dict(
     sdpa_backends="flash,efficient,math",
     # per step, the Trainer's check of the loss for nan/inf reads it on the host: a wait for the GPU each step
     logging_nan_inf_filter=False,
-    # each step's forward and backward replayed as CUDA graphs: fra-eng's batches, cut once, come in about 90 shapes
-    # seen again every epoch; eager, the host's kernel launches held the GPU to half its time at 25,000-token batches
-    # (docs/training.md). Off where the command line asks for what graphs cannot replay (--torch_compile, ...).
-    cuda_graphs=torch.cuda.is_available(),
+    # each step's forward and backward replayed as CUDA graphs where the run can (this package's model on one CUDA
+    # GPU, no --torch_compile, ...: `cuda_graphs_needs`): fra-eng's batches, cut once, come in about 90 shapes seen
+    # again every epoch; eager, the host's kernel launches held the GPU to half its time at 25,000-token batches
+    # (docs/training.md)
+    cuda_graphs=None,
     logging_steps=100,
     dataloader_num_workers=4,
     dataloader_persistent_workers=True,  # an epoch of fra-eng lasts seconds: no new workers at each one
@@ -123,8 +124,8 @@ PRESETS: dict[str, dict] = {
     ),
     # the paper's base model for one GPU and a time budget, on a corpus of fra-eng's size: batches by tokens
     # (about 25,000 as in the paper), bf16 autocast, fused AdamW, no host sync per step, CUDA graphs
-    # (docs/training.md, "One GPU"). Its learning rate, dropout and size are not screened yet: that needs `hf-seq2seq compare` on a GPU
-    # (scripts/gpu_check.sh's step `screen`).
+    # (docs/training.md, "One GPU"). Its learning rate, dropout and size are not screened yet: that needs
+    # `hf-seq2seq compare` on a GPU (scripts/gpu_check.sh's step `screen`).
     "gpu": _GPU,
     # the paper's base model and recipe on a large streamed corpus (WMT14 en-fr): post-LN, inverse-square-root
     # schedule with 4,000 warmup steps, about 25,000 source and 25,000 target tokens a step, 100k steps, the

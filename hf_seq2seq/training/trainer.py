@@ -24,6 +24,7 @@ from transformers.trainer_callback import ProgressCallback
 
 from hf_seq2seq.engines.cuda_graphs import GraphedTraining
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
+from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training.arguments import DataArguments
 from hf_seq2seq.training.time_budget import BudgetProgress, BudgetSchedule, TrainingBudget
 from hf_seq2seq.training.token_batches import (
@@ -73,9 +74,7 @@ class TranslationTrainer(Seq2SeqTrainer):
 
     def check_cuda_graphs(self) -> None:
         """What `--cuda_graphs` cannot replay, refused before training starts."""
-        needed = cuda_graphs_needs(
-            self.args, self.label_smoother is not None or self.compute_loss_func is not None
-        )
+        needed = cuda_graphs_needs(self.args, self.model, self.compute_loss_func is not None)
         if needed:
             raise ValueError("--cuda_graphs needs " + "; ".join(needed))
 
@@ -180,8 +179,11 @@ class TranslationTrainer(Seq2SeqTrainer):
             issue_warnings(load_result)
 
 
-def cuda_graphs_needs(args: Seq2SeqTrainingArguments, custom_loss: bool = False) -> list[str]:
-    """What `--cuda_graphs` needs and these training arguments (and a Trainer's own loss, `custom_loss`) lack."""
+def cuda_graphs_needs(
+    args: Seq2SeqTrainingArguments, model: torch.nn.Module | None = None, custom_loss: bool = False
+) -> list[str]:
+    """What `--cuda_graphs` needs and these training arguments lack, and, given them, the model and the Trainer's
+    loss (`custom_loss`: a loss function of its own)."""
     needs = {
         f"a CUDA GPU (the device is {args.device})": args.device.type != "cuda",
         "one process (DDP's gradient hooks are not recorded)": args.world_size > 1,
@@ -189,9 +191,15 @@ def cuda_graphs_needs(args: Seq2SeqTrainingArguments, custom_loss: bool = False)
         "no activation checkpointing (--gradient_checkpointing: it re-runs the forward with saved random states)": (
             args.gradient_checkpointing
         ),
-        "the model's own loss (the Trainer's label smoother or compute_loss_func needs the logits, which stay "
-        "inside the graphs)": custom_loss,
     }
+    if model is not None:
+        needs |= {
+            "this package's model class, known to read nothing on the host in training (transformers' masks "
+            f"do; a saved folder's own code is not assumed to): this is {type(model).__module__}."
+            f"{type(model).__name__}": not isinstance(model, TransformerMTForConditionalGeneration),
+            "the model's own loss (the Trainer's label smoother or a compute_loss_func needs the logits, which "
+            "stay inside the graphs)": custom_loss or args.label_smoothing_factor > 0,
+        }
     return [what for what, lacking in needs.items() if lacking]
 
 
@@ -231,9 +239,12 @@ def build_trainer(
     is spent (and shows it in its progress bar), whose learning rate decays to the budget's end with
     `--lr_decay_to_budget`; with `--dataloader_pin_memory`, one that copies batches to the device without
     waiting."""
+    cuda_graphs = data_args.cuda_graphs
+    if cuda_graphs is None:  # where the run can (the gpu preset's default)
+        cuda_graphs = not cuda_graphs_needs(training_args, model)
     trainer_kwargs: dict = {
         "max_tokens_per_batch": data_args.max_tokens_per_batch,
-        "cuda_graphs": data_args.cuda_graphs,
+        "cuda_graphs": cuda_graphs,
     }
     if data_args.shuffle_buffer > 0:
         trainer_kwargs["token_pool"] = data_args.shuffle_buffer
