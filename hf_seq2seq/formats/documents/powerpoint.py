@@ -5,13 +5,13 @@ translated, its formatting kept, and so are the shapes' and pictures' alternativ
 categories and series names are values of its embedded workbook: kept.
 
 A paragraph (DrawingML's `a:p`) is translated as one text, its runs following the words
-(`hf_seq2seq.formats.documents.drawingml`). The placeholders of
-slide masters and layouts (their prompts: "Click to edit Master title style") are not translated; their other
-shapes (a footer's text box, "Thank you.") are, as they show on the slides. Given the translation's language (`Job.target_lang`),
-the text's language marks (`lang` of run, paragraph-end and default properties) are set to it: in the slides,
-notes, charts and diagrams, and in the defaults of the presentation, its masters, layouts and notes master,
-which text without a mark of its own inherits. A damaged file, or one that would unpack to more than
-`hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
+(`hf_seq2seq.formats.documents.drawingml`). The placeholders of slide masters and layouts (their prompts: "Click
+to edit Master title style") are not translated; their other shapes (a footer's text box, "Thank you.") are, as
+they show on the slides. Given the translation's language (`Job.target_lang`), the text's language marks
+(`lang` of run, paragraph-end and default properties) are set to it: in the slides, notes, charts and diagrams,
+and in the defaults of the presentation, its masters, layouts and notes master, which text without a mark of its
+own inherits. A damaged file, or one that would unpack to more than `hf_seq2seq.formats.documents.base`'s limits,
+is a `DocumentError`.
 """
 
 from __future__ import annotations
@@ -55,9 +55,8 @@ class Pptx(DocumentFormat):
                 parts.append(slide.element)
                 if slide.has_notes_slide:
                     parts.append(slide.notes_slide.element)
-            for (
-                master
-            ) in presentation.slide_masters:  # what shows on every slide of a layout, but the prompts
+            # what shows on every slide of a layout, but the prompts
+            for master in presentation.slide_masters:
                 for holder in (master, *master.slide_layouts):
                     parts += [shape.element for shape in holder.shapes if not shape.is_placeholder]
             diagrams = []
