@@ -104,9 +104,28 @@ def test_models_measured_by_batch_take_turns_on_every_batch():
     assert calls == [("a", 0), ("b", 0), ("c", 0)] + one_pass * 2
 
 
-def test_training_is_measured_on_token_batches_against_the_peak_of_its_dtype(monkeypatch, capsys):
-    """`--dtype bf16`: the FLOP/s are divided by a matmul peak measured in bf16, not fp32 (on a GPU, bf16's peak
-    is many times fp32's); `--train-batch-tokens N`: training also on batches of up to N padded tokens."""
+def test_the_peak_is_of_the_dtype_the_matmuls_really_ran_in(monkeypatch):
+    """A bf16 run is divided by bf16's peak where the device multiplies bf16 matrices (a GPU, an AVX512-BF16 CPU),
+    by fp32's on a CPU that emulates them (AVX2 only): there the bf16 matmuls run on fp32 units, and the emulated
+    4096 x 4096 bf16 peak is far below a step's small matmuls (CI's AVX2 machine printed a 300% share)."""
+    for has_bf16 in (True, False):
+        monkeypatch.setattr(benchmark, "cpu_has_matmuls", lambda dtype, has=has_bf16: has)
+        assert benchmark.peak_dtype("cpu", torch.bfloat16) == (torch.bfloat16 if has_bf16 else None)
+        assert benchmark.peak_dtype("cuda", torch.bfloat16) == torch.bfloat16
+        assert benchmark.peak_dtype("cpu", None) is None
+
+
+@pytest.mark.parametrize("bf16_matmuls", ["this CPU's", "none"])
+def test_training_is_measured_on_token_batches_against_the_peak_of_its_dtype(
+    bf16_matmuls, monkeypatch, capsys
+):
+    """`--dtype bf16`: the FLOP/s are divided by the peak of the dtype the matmuls ran in (bf16's where the CPU
+    has bf16 matmuls, fp32's otherwise, which the table says; on a GPU bf16's peak is many times fp32's);
+    `--train-batch-tokens N`: training also on batches of up to N padded tokens. Run as this CPU is and as a CPU
+    without bf16 matmuls (whose bf16 steps are no faster than fp32's peak)."""
+    if bf16_matmuls == "none":
+        monkeypatch.setattr(benchmark, "cpu_has_matmuls", lambda dtype: dtype == torch.float32)
+    has_bf16 = benchmark.cpu_has_matmuls(torch.bfloat16)
     peak_dtypes = []
 
     def matmul_peak_flops(device, dtype=None, n=None, repeats=5):
@@ -115,7 +134,8 @@ def test_training_is_measured_on_token_batches_against_the_peak_of_its_dtype(mon
 
     monkeypatch.setattr(benchmark, "matmul_peak_flops", matmul_peak_flops)
     result = main(["--quick", "--dtype", "bf16", "--train-batch-tokens", "300"])
-    assert peak_dtypes == [torch.bfloat16] and result["matmul_peak_dtype"] == "bf16"
+    assert peak_dtypes == [torch.bfloat16 if has_bf16 else None]
+    assert result["matmul_peak_dtype"] == ("bf16" if has_bf16 else "fp32")
     by_tokens = result["token_batches"]
     assert max(by_tokens["padded_tokens_per_batch"]) <= 300 and min(by_tokens["sentences_per_batch"]) > 4
     for model in ("ours", "marian"):
@@ -124,7 +144,29 @@ def test_training_is_measured_on_token_batches_against_the_peak_of_its_dtype(mon
             result[model]["train_flops_per_s"] / result["matmul_peak_flops_per_s"]
         )
     output = capsys.readouterr().out
-    assert "bf16 matmul peak" in output and "training on batches of up to 300 padded tokens" in output
+    assert "training on batches of up to 300 padded tokens" in output
+    if has_bf16:
+        assert "bf16 matmul peak" in output and "emulated" not in output
+    else:
+        assert (
+            "fp32 matmul peak" in output
+            and "(this CPU has no bf16 matmuls: they are emulated in fp32)" in output
+        )
+
+
+def test_a_step_above_the_measured_peak_reports_no_share_of_it(monkeypatch, capsys, caplog):
+    """Where a step ran faster than the peak measured (here: a peak of 1 GFLOP/s), the peak did not bound the
+    run: the share is None in the JSON, n/a in the table (or no row), with a warning, never above 100%."""
+    monkeypatch.setattr(benchmark, "matmul_peak_flops", lambda device, dtype=None, n=None: 1e9)
+    with caplog.at_level(logging.WARNING, logger=benchmark.__name__):
+        result = main(["--quick", "--train-batch-tokens", "300"])
+    for figures in (result, result["token_batches"]):
+        assert figures["ours"]["train_mfu"] is None and figures["marian"]["train_mfu"] is None
+        assert figures["ours"]["train_flops_per_s"] > 1e9  # the figures the share was of are still there
+        assert "train_mfu" not in figures["ratio_ours_over_marian"]
+    assert "the peak does not bound this run" in caplog.text
+    share_rows = [line for line in capsys.readouterr().out.splitlines() if "FLOP/s / matmul peak" in line]
+    assert share_rows and all(row.split()[-3:-1] == ["n/a", "n/a"] for row in share_rows)
 
 
 def test_measure_training_compares_compiled_and_eager_steps_on_token_batches(tmp_path, capsys):

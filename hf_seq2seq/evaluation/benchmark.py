@@ -17,7 +17,8 @@ implementation. Measurements are interleaved (ours, Marian, ours, ...) and repea
    through the opt-in compiled path (static cache, decoding step compiled by `torch.compile`);
 3. peak memory of one training step (CUDA: allocator peak; CPU: resident-set growth, in a fresh process);
 4. achieved training FLOP/s (counted with `torch.utils.flop_counter`) as a fraction of a measured matmul peak on
-   the same device, in the dtype each model trains in (bf16 for a bf16 run);
+   the same device, in the dtype each model trains in (bf16 for a bf16 run; fp32 on a CPU that emulates bf16
+   matmuls: `peak_dtype`), never above 1 (`share_of_peak`);
 5. optionally, training of `torch.compile`d copies of both models (as `hf-seq2seq train --torch_compile true`),
    against both eager Marian and compiled Marian, their compilation timed apart.
 
@@ -37,6 +38,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from hf_seq2seq.engines.compilation import compiled_for_training
+from hf_seq2seq.engines.cpu_features import cpu_has_matmuls
 from hf_seq2seq.engines.packed_weights import use_packed_weights
 from hf_seq2seq.engines.torch_engine import set_precision
 from hf_seq2seq.evaluation.benchmark_choices import DTYPES, SIZES, Sizes
@@ -201,9 +203,10 @@ def run_benchmark(
             settings, device, models, amp, opt_in, hub_user, gen, single
         )
     generation = {name: _generation_figures(settings, gen_s[name], lat_s[name]) for name in lat_s}
+    peak_dtypes = {name: peak_dtype(device, dtype) for name, dtype in amp.items()}
     with _stage("the matmul peak"):
-        peaks = {dtype: matmul_peak_flops(device, dtype, peak_size) for dtype in set(amp.values())}
-    peak = {name: peaks[dtype] for name, dtype in amp.items()}
+        peaks = {dtype: matmul_peak_flops(device, dtype, peak_size) for dtype in set(peak_dtypes.values())}
+    peak = {name: peaks[peak_dtypes[name]] for name in amp}
     with _stage("FLOPs and memory"):
         figures = _model_figures(
             settings, sizes, device, models, amp, train, train_s, generation, peak, measure_memory
@@ -215,7 +218,8 @@ def run_benchmark(
         _add_compiled_mfu(compiled_rows, {"sentences": figures, "token_batches": token_batches})
     return _environment(size, sizes, device, dtypes, settings) | {
         "matmul_peak_flops_per_s": peak["ours"],
-        "matmul_peak_dtype": dtypes["ours"],
+        "matmul_peak_dtype": _dtype_name(peak_dtypes["ours"]),
+        "matmul_peak_note": _peak_note(device, amp["ours"], peak_dtypes["ours"]),
         "marian_matmul_peak_flops_per_s": peak["marian"],
         "token_batches": token_batches,
         "compiled_training": compiled_rows,
@@ -240,6 +244,45 @@ def run_benchmark(
         "ours_packed_weights": getattr(models["ours"], "greedy_search_linear", None) is not None,
         "ours_as_hub_user": _hub_user_figures(settings, gen_s[HUB_USER], generation["marian"]),
     }
+
+
+def peak_dtype(device: str, dtype: torch.dtype | None) -> torch.dtype | None:
+    """The dtype whose matmul peak bounds a run in `dtype` (None: fp32): its own, but on a CPU without matmuls of
+    that dtype (bf16 or fp16 on an AVX2-only CPU) fp32's, as its matmuls are emulated on fp32 units there (their
+    own emulated peak, on 4096 x 4096 matrices, is far below what a step's small matmuls reach)."""
+    if device == "cpu" and dtype is not None and not cpu_has_matmuls(dtype):
+        return None
+    return dtype
+
+
+def _dtype_name(dtype: torch.dtype | None) -> str:
+    return next(
+        name for name, torch_name in DTYPES.items() if dtype == (torch_name and getattr(torch, torch_name))
+    )
+
+
+def _peak_note(device: str, dtype: torch.dtype | None, peak: torch.dtype | None) -> str | None:
+    """Why the peak is not in the run's dtype, for the table's first line (None: it is)."""
+    if dtype == peak:
+        return None
+    return f"this {device.upper()} has no {_dtype_name(dtype)} matmuls: they are emulated in fp32"
+
+
+def share_of_peak(flops_per_s: float | None, peak: float, what: str) -> float | None:
+    """FLOP/s as a share of the matmul peak; None (logged) where a step ran above the measured peak: the peak
+    did not bound the run, so no share of it is a figure."""
+    if flops_per_s is None:
+        return None
+    share = flops_per_s / peak
+    if share > 1:
+        logger.warning(
+            "%s ran at %.0f%% of the measured matmul peak: the peak does not bound this run, no share of it is "
+            "reported",
+            what,
+            100 * share,
+        )
+        return None
+    return share
 
 
 def _time_training(
@@ -345,8 +388,9 @@ def _add_graphed_mfu(graphed: dict, eager_figures: dict) -> None:
     """The graphed row's share of the matmul peak: the eager model's on the same batches (the same arithmetic)
     times how much faster it ran in the same turns."""
     for set_name, rows in graphed.items():
-        rows["ours cuda graphs"]["train_mfu"] = (
-            eager_figures[set_name]["ours"]["train_mfu"] * rows["over_eager"]
+        eager = eager_figures[set_name]["ours"]["train_mfu"]
+        rows["ours cuda graphs"]["train_mfu"] = _scaled_share(
+            eager, rows["over_eager"], "ours with CUDA graphs"
         )
 
 
@@ -356,7 +400,13 @@ def _add_compiled_mfu(compiled: dict, eager_figures: dict) -> None:
     for set_name, rows in compiled.items():
         for name in ("ours", "marian"):
             row = rows[f"{name} compiled"]
-            row["train_mfu"] = eager_figures[set_name][name]["train_mfu"] * row["over_eager"]
+            eager = eager_figures[set_name][name]["train_mfu"]
+            row["train_mfu"] = _scaled_share(eager, row["over_eager"], f"{name} compiled")
+
+
+def _scaled_share(eager_share: float | None, speed_up: float, what: str) -> float | None:
+    """The share of the peak of a row that ran `speed_up` times as fast as an eager row with `eager_share`."""
+    return None if eager_share is None else share_of_peak(eager_share * speed_up, 1.0, what)
 
 
 def _opt_in_models(
@@ -455,7 +505,7 @@ def _model_figures(
             "train_tokens_per_s": n_tokens / train_s[name] if measured else None,
             **generation[name],
             "train_flops_per_s": flops[name] / train_s[name] if measured else None,
-            "train_mfu": flops[name] / train_s[name] / peak[name] if measured else None,
+            "train_mfu": share_of_peak(flops[name] / train_s[name], peak[name], name) if measured else None,
             "peak_memory_mb": peak_memory(name, sizes, device, settings.train_batch_size, amp[name]) / 2**20
             if measure_memory and measured
             else None,
@@ -479,7 +529,7 @@ def _token_batch_figures(
         figures[name] = {
             "train_tokens_per_s": n_tokens / seconds[name],
             "train_flops_per_s": flops / seconds[name],
-            "train_mfu": flops / seconds[name] / peak[name],
+            "train_mfu": share_of_peak(flops / seconds[name], peak[name], f"{name}, batches by tokens"),
         }
     return {
         "sentences_per_batch": [len(b["input_ids"]) for b in batches],
@@ -487,7 +537,9 @@ def _token_batch_figures(
         "tokens_per_batch": [tokens(b) for b in batches],
         **figures,
         "ratio_ours_over_marian": {
-            key: figures["ours"][key] / figures["marian"][key] for key in figures["ours"]
+            key: figures["ours"][key] / figures["marian"][key]
+            for key in figures["ours"]
+            if figures["ours"][key] is not None and figures["marian"][key]
         },
     }
 
@@ -553,9 +605,9 @@ def _token_batch_lines(result: dict) -> list[str]:
         ("  training FLOP/s (G)", "train_flops_per_s", "{:.1f}", 1e9),
         ("  training FLOP/s / matmul peak", "train_mfu", "{:.1%}", 1),
     ]:
+        a, b = (None if row[key] is None else row[key] / scale for row in (ours, marian))
         lines.append(
-            f"{label:34}{fmt.format(ours[key] / scale):>12}{fmt.format(marian[key] / scale):>12}"
-            f"{ratio[key]:>12.2f}x"
+            f"{label:34}{_cell(a, fmt):>12}{_cell(b, fmt):>12}{ratio.get(key, float('nan')):>12.2f}x"
         )
     return lines
 
@@ -582,7 +634,7 @@ def _compiled_training_lines(result: dict) -> list[str]:
             )
             lines.append(
                 f"{'  ' + model + ', ' + batches:34}{row['train_tokens_per_s']:>12,.0f}"
-                f"{row['train_mfu']:>8.1%}{over}{row['compile_and_first_pass_s']:>11.1f}s"
+                f"{_cell(row['train_mfu'], '{:.1%}'):>8}{over}{row['compile_and_first_pass_s']:>11.1f}s"
             )
     return lines
 
@@ -600,7 +652,7 @@ def _graphed_training_lines(result: dict) -> list[str]:
         row = rows["ours cuda graphs"]
         first = " + ".join(f"{s:.1f}" for s in rows["first_passes_s"])
         lines.append(
-            f"{'  ours, ' + batches:34}{row['train_tokens_per_s']:>12,.0f}{row['train_mfu']:>8.1%}"
+            f"{'  ours, ' + batches:34}{row['train_tokens_per_s']:>12,.0f}{_cell(row['train_mfu'], '{:.1%}'):>8}"
             f"{rows['over_eager']:>9.2f}x{rows['over_marian']:>9.2f}x{first:>15}s"
         )
     return lines
@@ -620,7 +672,8 @@ def format_table(result: dict) -> str:
     lines = [
         f"size={result['size']} {result['sizes']} device={result['device']} ({result['device_name']}), "
         f"{result['threads']} threads, {result['dtype']}; {result['matmul_peak_dtype']} matmul peak "
-        f"{result['matmul_peak_flops_per_s'] / 1e9:.1f} GFLOP/s",
+        f"{result['matmul_peak_flops_per_s'] / 1e9:.1f} GFLOP/s"
+        + (f" ({result['matmul_peak_note']})" if result.get("matmul_peak_note") else ""),
         f"generate(): ours runs {result['generate_path']['ours']}, Marian {result['generate_path']['marian']}",
         "ours on "
         + (

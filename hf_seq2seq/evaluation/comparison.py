@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import torch
 
-from hf_seq2seq.engines.cpu_features import cpu_supports, linux_cpu_flags
+from hf_seq2seq.engines.cpu_features import cpu_has_matmuls, linux_cpu_flags
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.evaluation.measuring import interleaved, timed
 
@@ -48,7 +48,7 @@ def machine() -> dict:
     return {
         "cpu": model,
         "isa": isa,
-        "bf16_matmuls": cpu_supports("avx512_bf16") or cpu_supports("amx_tile"),
+        "bf16_matmuls": cpu_has_matmuls(torch.bfloat16),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,

@@ -7,7 +7,7 @@ explicitly wins. docs/results.md has what the CPU presets' models score.
 
 import torch
 
-from hf_seq2seq.engines.cpu_features import cpu_supports
+from hf_seq2seq.engines.cpu_features import cpu_has_matmuls
 
 # What every preset shares: validation BLEU picks the best checkpoint, the paper's optimiser settings.
 _COMMON = dict(
@@ -64,7 +64,7 @@ _CPU = dict(
     save_steps=800,
     # autocast with fp32 master weights, only where the CPU has bf16 matmuls (avx512_bf16/AMX): without them
     # (e.g. AVX2-only CPUs) a bf16 training step is far slower than fp32 (docs/results.md)
-    bf16=cpu_supports("avx512_bf16") or cpu_supports("amx_tile"),
+    bf16=cpu_has_matmuls(torch.bfloat16),
     use_cpu=not torch.cuda.is_available(),
 )
 # One GPU for a time budget: the `cpu` preset's budget rules (the learning rate decays to 0 at the budget's end,
