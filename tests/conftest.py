@@ -2,10 +2,16 @@
 training run (on the synthetic corpus, so training is tested without the real data). Plain helpers are in
 helpers.py."""
 
+import os
 from pathlib import Path
 
 import pytest
-from helpers import make_trained_folder, tiny_args, train_memorising_folder, write_fra_txt
+from helpers import TEST_SETS_DIR, make_trained_folder, tiny_args, train_memorising_folder, write_fra_txt
+
+# the standard test sets from the shared copy, as `.ci/run` and the tests' subprocesses read them: nothing downloads
+# (fra-eng's loader keeps the Tatoeba test set out of training, so every tiny run reads it)
+if TEST_SETS_DIR.is_dir():
+    os.environ.setdefault("HF_SEQ2SEQ_TEST_SETS", str(TEST_SETS_DIR))
 
 
 @pytest.fixture(scope="session")

@@ -18,11 +18,19 @@ def build_parser():
         "evaluate",
         "Translate a test set with a saved model folder and score it against all references of each sentence "
         "(BLEU and chrF with their sacrebleu signatures); writes eval_report.json and translations.txt.",
-        "hf-seq2seq evaluate runs/cpu --src-file news.en --ref-file news.fr --output-dir runs/cpu/news",
+        "hf-seq2seq evaluate runs/cpu --test-set tatoeba-test-v2021-08-07 --output-dir runs/cpu/tatoeba\n"
+        "  hf-seq2seq evaluate runs/cpu --src-file news.en --ref-file news.fr --output-dir runs/cpu/news",
     )
     p.add_argument("model", help="a folder saved by `hf-seq2seq train` (or any compatible model folder)")
     p.add_argument(
         "--output-dir", help="where to write eval_report.json and translations.txt (default: model)"
+    )
+    p.add_argument(
+        "--test-set",
+        help="a standard English-French test set by name, scored one reference a line as its leaderboard scores: "
+        "tatoeba-test-v2021-08-07 (the OPUS-MT leaderboard's), multi30k_test_2016_flickr (also 2017_flickr, "
+        "2017_mscoco, 2018_flickr), newstest2009 to newstest2014, tico19-test; read from $HF_SEQ2SEQ_TEST_SETS or "
+        "downloaded once at a pinned commit of Helsinki-NLP/OPUS-MT-testsets, checked by sha256",
     )
     p.add_argument("--src-file", help="plain-text sources, one sentence per line")
     p.add_argument("--ref-file", action="append", default=[], help="aligned references (repeatable)")
@@ -75,6 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
         decoding=decoding_from(args),
         split_sentences=args.split_sentences,
         src_file=args.src_file,
+        test_set=args.test_set,
         ref_files=args.ref_file,
         data_path=args.data_path,
         dataset=args.dataset,

@@ -8,6 +8,7 @@ import sys
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
 from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends
+from hf_seq2seq.evaluation.report import STANDARD_REPORT
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
 from hf_seq2seq.training.presets import PRESETS
 from hf_seq2seq.training.recipe import run
@@ -73,6 +74,11 @@ def main(argv: list[str] | None = None) -> dict:
             f"test BLEU {results['bleu']:.1f}  chrF {results['chrf']:.1f}  ({decoding}; {results['num_sentences']} "
             f"sources, {minutes} min)\n{results['bleu_signature']}\nmodel saved to {training_args.output_dir}"
         )
+        if "standard_test_set" in facts:
+            print(
+                f"{facts['standard_test_set']}: BLEU {facts['standard_bleu']:.1f}  chrF {facts['standard_chrf']:.1f}  "
+                f"(one reference a line, as its leaderboard scores: {STANDARD_REPORT})"
+            )
         if "decoding_problem" in facts:
             print(f"WARNING: {facts['decoding_problem']}", file=sys.stderr)
     return results

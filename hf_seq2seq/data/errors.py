@@ -16,7 +16,7 @@ class ColumnError(DataError):
 
 
 class ChecksumError(DataError):
-    """A downloaded file does not have the expected sha1."""
+    """A downloaded (or local, pinned) file does not have the expected checksum."""
 
 
 class DataNotFoundError(FileNotFoundError):

@@ -86,30 +86,35 @@ def download_fra_eng(
     zip_path = folder / "fra-eng.zip"
     if not zip_path.is_file():
         logger.info("Downloading %s to %s", url, zip_path)
-        _download(url, zip_path, sha1)
+        download_verified(url, zip_path, sha1)
     _atomic_write(text_path, _read_zip_member(zip_path))
     return text_path
 
 
-def _download(url: str, dest: Path, sha1: str) -> None:
-    """Stream ``url`` into a temporary file beside ``dest``; rename it to ``dest`` once its sha1 matches."""
-    digest = hashlib.sha1()
+def download_verified(
+    url: str, dest: Path, digest: str, algorithm: str = "sha1", how_to_supply: str = ""
+) -> None:
+    """Stream ``url`` into a temporary file beside ``dest``; rename it to ``dest`` once its `algorithm` digest is
+    ``digest``. Raises :class:`DownloadError` or :class:`ChecksumError` (then with `how_to_supply`, default the
+    fra-eng advice), leaving no file behind."""
+    how_to_supply = how_to_supply or _how_to_supply()
+    hasher = hashlib.new(algorithm)
     fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
             while chunk := response.read(1 << 20):
-                digest.update(chunk)
+                hasher.update(chunk)
                 out.write(chunk)
-        if digest.hexdigest() != sha1:
+        if hasher.hexdigest() != digest:
             raise ChecksumError(
-                f"Checksum mismatch for {url}: expected sha1 {sha1}, got {digest.hexdigest()}. "
-                f"The file was discarded. {_how_to_supply()}"
+                f"Checksum mismatch for {url}: expected {algorithm} {digest}, got {hasher.hexdigest()}. "
+                f"The file was discarded. {how_to_supply}"
             )
         os.replace(tmp, dest)
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise DownloadError(f"Could not download {url}: {reason}. {_how_to_supply()}") from exc
+        raise DownloadError(f"Could not download {url}: {reason}. {how_to_supply}") from exc
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -3,8 +3,8 @@
 :func:`load_translation_dataset` reads what :func:`datasets.load_dataset` reads (a Hub dataset, a
 builder with ``data_files=``, a local folder) or a local data file, picks the source and target
 columns and fills in missing evaluation splits by the hash rule. :func:`load_named_dataset` adds
-``"fra-eng"`` (:mod:`hf_seq2seq.data.fra_eng`); :func:`load_corpora` joins several corpora into one
-``train`` split.
+``"fra-eng"`` (:mod:`hf_seq2seq.data.fra_eng`) and keeps test sets out of training
+(:func:`keep_test_sets_out`); :func:`load_corpora` joins several corpora into one ``train`` split.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from hf_seq2seq.data.splits import (
     check_fractions,
     finish_splits,
 )
+from hf_seq2seq.data.test_sets import STANDARD_TEST_SET, drop_overlap, excluded_sentences, shares_a_side
 
 logger = logging.getLogger(__name__)
 
@@ -210,6 +211,53 @@ def load_translation_dataset(
     return IterableDatasetDict(finished) if streaming else DatasetDict(finished)
 
 
+DEFAULT_EXCLUSIONS = {"fra-eng": (STANDARD_TEST_SET,)}
+"""The test sets kept out of a corpus's training data by default ("default" in `exclude_test_sets`): fra-eng's
+sentences are Tatoeba's, as half of the standard Tatoeba test set's are."""
+
+
+def exclusions(dataset: str, exclude_test_sets: Sequence[str]) -> list[str]:
+    """The test sets and files to keep out of `dataset`: `exclude_test_sets` with "default" standing for
+    :data:`DEFAULT_EXCLUSIONS`' ones of the corpus and "none" for nothing."""
+    entries = []
+    for entry in exclude_test_sets:
+        for name in (
+            DEFAULT_EXCLUSIONS.get(dataset, ()) if entry == "default" else () if entry == "none" else [entry]
+        ):
+            if name not in entries:
+                entries.append(name)
+    return entries
+
+
+def keep_test_sets_out(
+    splits: AnyDatasetDict, entries: Sequence[str], languages: tuple[str, str], dataset: str
+) -> AnyDatasetDict:
+    """`splits` with every pair of train and every source of validation that shares a side with a test set of
+    `entries` (names of :data:`hf_seq2seq.data.test_sets.TEST_SETS`, or files of one sentence a line) dropped,
+    compared by :func:`hf_seq2seq.data.test_sets.overlap_key`; logs how many went (test stays as it is)."""
+    if not entries:
+        return splits
+    keys = frozenset().union(*excluded_sentences(list(entries), languages).values())
+    dropped = {}
+    for name in ("train", "validation"):
+        if isinstance(splits[name], IterableDataset):  # a stream: filtered as it is read, not counted
+            splits[name] = splits[name].filter(lambda row: not shares_a_side(row, keys))
+            dropped[name] = "uncounted (a stream)"
+        else:
+            before = len(splits[name])
+            splits[name], n = drop_overlap(splits[name], keys)
+            dropped[name] = f"{n:,} of {before:,}"
+    logger.info(
+        "%s: kept %s out of training: dropped %s train pairs and %s validation sources that share a side with "
+        "them (compared without case, spacing and punctuation)",
+        dataset,
+        ", ".join(entries),
+        dropped["train"],
+        dropped["validation"],
+    )
+    return splits
+
+
 def load_named_dataset(
     dataset: str = "fra-eng",
     dataset_config: str | None = None,
@@ -218,14 +266,20 @@ def load_named_dataset(
     source_lang: str = "en",
     target_lang: str = "fr",
     streaming: bool = False,
+    exclude_test_sets: Sequence[str] = ("default",),
 ) -> AnyDatasetDict:
     """``"fra-eng"`` (from ``data_path``, ``$HF_SEQ2SEQ_FRA_ENG`` or the download) or any corpus that
-    :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits."""
+    :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits, with the test
+    sets of `exclude_test_sets` kept out of train and validation (:func:`exclusions`, :func:`keep_test_sets_out`:
+    by default, the standard Tatoeba test set out of fra-eng)."""
     if dataset == "fra-eng":
-        return load_fra_eng(data_path, source_lang=source_lang, target_lang=target_lang)
-    return load_translation_dataset(
-        dataset, dataset_config, source_lang=source_lang, target_lang=target_lang, streaming=streaming
-    )
+        splits = load_fra_eng(data_path, source_lang=source_lang, target_lang=target_lang)
+    else:
+        splits = load_translation_dataset(
+            dataset, dataset_config, source_lang=source_lang, target_lang=target_lang, streaming=streaming
+        )
+    entries = exclusions(dataset, exclude_test_sets)
+    return keep_test_sets_out(splits, entries, (source_lang, target_lang), dataset)
 
 
 def load_corpora(
@@ -238,8 +292,10 @@ def load_corpora(
     source_lang: str = "en",
     target_lang: str = "fr",
     streaming: bool = False,
+    exclude_test_sets: Sequence[str] = ("default",),
 ) -> AnyDatasetDict:
-    """Several corpora (each as :func:`load_named_dataset` reads it) as one set of splits.
+    """Several corpora (each as :func:`load_named_dataset` reads it, with `exclude_test_sets`) as one set of
+    splits.
 
     ``train`` is the corpora's train splits one after the other, or, with ``probabilities`` (one per corpus,
     summing to 1), interleaved: each pair is drawn from corpus ``i`` with probability ``probabilities[i]``
@@ -268,6 +324,7 @@ def load_corpora(
             source_lang=source_lang,
             target_lang=target_lang,
             streaming=streaming,
+            exclude_test_sets=exclude_test_sets,
         )
         for name, config in zip(datasets, configs, strict=True)
     ]

@@ -65,6 +65,7 @@ def evaluate_folder(
     split_sentences: bool = False,
     src_file: str | None = None,
     ref_files: Sequence[str] = (),
+    test_set: str | None = None,
     data_path: str | None = None,
     dataset: str = "fra-eng",
     dataset_config: str | None = None,
@@ -80,14 +81,23 @@ def evaluate_folder(
     """Translate a test set with a saved model and score it; write `<output_dir>/eval_report.json` (an
     `EvalReport`) and `<output_dir>/translations.txt` (default output_dir: the model folder).
 
-    The test set is `src_file` with one or more aligned `ref_files` (plain text, one sentence per line), or
+    The test set is `src_file` with one or more aligned `ref_files` (plain text, one sentence per line), a
+    standard `test_set` by name (`hf_seq2seq.data.test_sets`: one reference a line, as its leaderboard scores), or
     the `split` of a dataset as `hf_seq2seq.data.loaders` loads it (all references of each source). `folder`,
     `engine` and `precision` are `load_translator`'s: with `engine` "ctranslate2", `folder` is an export of
     `hf-seq2seq export ctranslate2`, translated by CTranslate2; the torch engine translates at `precision`
     (see `hf_seq2seq.engines.torch_engine.set_precision`).
     """
+    if src_file and test_set:
+        raise ValueError("--src-file and --test-set each name a test set: give one")
     translator = load_translator(folder, engine, precision, trust_remote_code)
-    if src_file:
+    if test_set:
+        from hf_seq2seq.data.test_sets import load_test_set
+
+        sources, lines = load_test_set(test_set, source_lang, target_lang)
+        references = [[line] for line in lines]
+        dataset, split = test_set, None
+    elif src_file:
         if not ref_files:
             raise ValueError("--src-file needs at least one --ref-file with the reference translations")
         sources = read_lines(src_file)

@@ -1,6 +1,7 @@
 """One result type: the scores of one model on one test set, as training, `evaluate` and the Hub card use them.
 
-Training writes its test-split result to `<output-dir>/test_results.json`; `hf-seq2seq evaluate` writes
+Training writes its test-split result to `<output-dir>/test_results.json` and the standard test set's to
+`<output-dir>/standard_test_results.json`; `hf-seq2seq evaluate` writes
 `<output-dir>/eval_report.json`; the Hub build reads any number of them, one `model-index` entry each. All are
 an `EvalReport` saved as JSON::
 
@@ -29,6 +30,10 @@ from typing import Any
 
 TRAINING_REPORT = "test_results.json"
 """Written by training into its output folder: the test split's result."""
+
+
+STANDARD_REPORT = "standard_test_results.json"
+"""Written by training beside `TRAINING_REPORT`: the standard test set's result (`--standard_test_set`)."""
 
 
 EVAL_REPORT = "eval_report.json"

@@ -18,6 +18,7 @@ import transformers
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from hf_seq2seq.data.test_sets import OPUS_MT_TESTSETS_COMMIT, TEST_SETS
 from hf_seq2seq.evaluation.report import EvalReport
 from hf_seq2seq.hub.layout import RESULTS_DIR
 from hf_seq2seq.hub.validation import check_repo_id
@@ -66,6 +67,8 @@ def _dataset_of(report: EvalReport) -> tuple[str, str]:
     """(`dataset_type`, `dataset_name`) of a result's model-index entry."""
     if report.dataset == "fra-eng":
         return DATASET_ID, DATASET_NAME
+    if report.dataset in TEST_SETS:  # a standard test set, as its leaderboard scores it
+        return report.dataset, f"{report.dataset} (OPUS-MT-testsets {OPUS_MT_TESTSETS_COMMIT[:7]})"
     name = Path(report.dataset).name if not report.split else report.dataset
     return name, f"{name} ({report.split} split)" if report.split else f"{name} (plain text)"
 

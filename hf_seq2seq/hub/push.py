@@ -1,9 +1,9 @@
 """Turn a trained folder into the folder that goes to the Hugging Face Hub, check it, and upload it.
 
 Input: a model folder as training saves it (checked by `hf_seq2seq.models.folder.check_model_folder`) and one
-or more results (`hf_seq2seq.evaluation.report.EvalReport`): the folder's own `test_results.json` when
-training wrote one, plus any `eval_report.json` of `hf-seq2seq evaluate` given with `reports=`. Each result is
-one `model-index` entry of the card.
+or more results (`hf_seq2seq.evaluation.report.EvalReport`): the folder's own `test_results.json` and
+`standard_test_results.json` when training wrote them, plus any `eval_report.json` of `hf-seq2seq evaluate`
+given with `reports=`. Each result is one `model-index` entry of the card.
 
 Output: :func:`build_hub_folder` loads the model and tokenizer with the Auto classes and saves them into a
 fresh folder (safetensors weights, ``config.json`` with ``auto_map`` and ``custom_pipelines``, the
@@ -26,7 +26,7 @@ from pathlib import Path
 from huggingface_hub import HfApi
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from hf_seq2seq.evaluation.report import TRAINING_REPORT, EvalReport
+from hf_seq2seq.evaluation.report import STANDARD_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.hub.card import render_model_card
 from hf_seq2seq.hub.layout import CTRANSLATE2_DIR, DEFAULT_SENTENCE, ONNX_DIR, RESULTS_DIR
 from hf_seq2seq.hub.validation import (
@@ -62,12 +62,14 @@ class PushResult:
 def load_reports(
     trained_dir: str | os.PathLike[str], reports: Sequence[str | os.PathLike[str]] = ()
 ) -> list[EvalReport]:
-    """The results to publish: the folder's own `test_results.json` (if training wrote one), then `reports`.
+    """The results to publish: the folder's own `test_results.json` and `standard_test_results.json` (if training
+    wrote them), then `reports`.
 
     Raises `HubFolderError` when there is none, or when the results disagree on the translation direction or
     the training data is not the Tatoeba fra-eng data the card describes; `ReportError` for a bad file.
     """
-    paths = [Path(trained_dir) / TRAINING_REPORT] if (Path(trained_dir) / TRAINING_REPORT).is_file() else []
+    own = [Path(trained_dir) / name for name in (TRAINING_REPORT, STANDARD_REPORT)]
+    paths = [path for path in own if path.is_file()]
     paths += [Path(path) for path in reports]
     if not paths:
         raise HubFolderError(

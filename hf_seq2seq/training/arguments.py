@@ -64,6 +64,15 @@ class DataArguments:
         metadata={"help": "take validation/test from this dataset instead of the first of --dataset"},
     )
     data_path: str | None = field(default=None, metadata={"help": "local fra.txt or fra-eng.zip for fra-eng"})
+    exclude_test_sets: list[str] = field(
+        default_factory=lambda: ["default"],
+        metadata={
+            "help": "test sets whose sentences no train or validation pair may share (case, spacing and "
+            "punctuation folded): names of the standard sets (tatoeba-test-v2021-08-07, "
+            "multi30k_test_2016_flickr, newstest2014, ...) or files of one sentence a line; 'default': the "
+            "corpus's own (fra-eng: the Tatoeba test set), 'none': keep every pair"
+        },
+    )
     source_lang: str = "en"
     target_lang: str = "fr"
     streaming: bool = field(
@@ -143,4 +152,11 @@ class FinalArguments:
     length_penalty: float | None = field(default=None, metadata={"help": "beam score / length**this"})
     max_new_tokens: int | None = field(
         default=None, metadata={"help": "a fixed length limit for the test translations, instead of a*S+b"}
+    )
+    standard_test_set: str | None = field(
+        default="tatoeba-test-v2021-08-07",
+        metadata={
+            "help": "after training, score this standard test set too, one reference a line as its leaderboard "
+            "does (an English-French direction only; 'none' to skip)"
+        },
     )

@@ -27,6 +27,7 @@ def load_splits(data_args: DataArguments, seed: int = 42):
             source_lang=data_args.source_lang,
             target_lang=data_args.target_lang,
             streaming=data_args.streaming,
+            exclude_test_sets=data_args.exclude_test_sets,
         )
 
     splits = load(data_args.dataset, data_args.dataset_config, data_args.dataset_probabilities)

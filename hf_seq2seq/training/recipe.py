@@ -38,6 +38,7 @@ from hf_seq2seq.training.data_loading import load_splits, prepare_streaming
 from hf_seq2seq.training.final_evaluation import (
     TRANSLATIONS_FILE,
     decoding_problem,
+    evaluate_standard,
     evaluate_test,
     final_model,
 )
@@ -100,7 +101,20 @@ def run(
     test = splits.get("test")
     if test is None:
         return facts
-    scores = evaluate_on_test(trainer, model_class, tokenizer, test, data_args, final_args, facts)
+    translator = TorchTranslator(final_model(trainer, model_class).eval(), tokenizer)
+    scores = evaluate_on_test(trainer, translator, test, data_args, final_args, facts)
+    standard = evaluate_standard(
+        translator,
+        final_args,
+        trainer.args.per_device_eval_batch_size,
+        data_args.source_lang,
+        data_args.target_lang,
+        training_args.output_dir,
+    )
+    if standard is not None:
+        facts.update(
+            standard_test_set=standard.dataset, standard_bleu=standard.bleu, standard_chrf=standard.chrf
+        )
     facts["run_wall_time_s"] = round(time.monotonic() - started, 1)
     return save_report(scores, facts, n_params, data_args, training_args)
 
@@ -277,16 +291,14 @@ def use_averaged_checkpoints(trainer: TranslationTrainer, last: int, has_validat
 
 def evaluate_on_test(
     trainer: TranslationTrainer,
-    model_class: type[PreTrainedModel],
-    tokenizer: PreTrainedTokenizerBase,
+    translator: TorchTranslator,
     test: Dataset,
     data_args: DataArguments,
     final_args: FinalArguments,
     facts: dict,
 ) -> dict:
-    """Translate the test split with the model as saved, write the translations, add greedy search's scores
-    (and a broken decoding, if any) to `facts`. Returns the test decoding's scores."""
-    translator = TorchTranslator(final_model(trainer, model_class).eval(), tokenizer)
+    """Translate the test split with `translator` (the model as saved), write the translations, add greedy
+    search's scores (and a broken decoding, if any) to `facts`. Returns the test decoding's scores."""
     scores, greedy, hypotheses = evaluate_test(
         translator, test, final_args, trainer.args.per_device_eval_batch_size, data_args.source_lang
     )

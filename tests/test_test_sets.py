@@ -1,0 +1,183 @@
+"""The standard test sets by name (scored as their leaderboard scores them) and training data kept free of them:
+the shared copy of the Tatoeba test set, the real fra-eng corpus, small corpora and files of one's own."""
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import FRA_TXT, TEST_SETS_DIR, tiny_args
+
+from hf_seq2seq.data import test_sets
+from hf_seq2seq.data.errors import ChecksumError, DataNotFoundError
+from hf_seq2seq.data.loaders import load_named_dataset, load_translation_dataset
+from hf_seq2seq.data.test_sets import (
+    STANDARD_TEST_SET,
+    TEST_SETS_ENV,
+    load_test_set,
+    overlap_key,
+)
+from hf_seq2seq.evaluation.report import STANDARD_REPORT, EvalReport
+
+needs_test_set = pytest.mark.skipif(
+    not TEST_SETS_DIR.is_dir(), reason=f"needs the shared copy {TEST_SETS_DIR}"
+)
+needs_fra_txt = pytest.mark.skipif(not FRA_TXT.is_file(), reason=f"needs the real corpus {FRA_TXT}")
+
+
+@needs_test_set
+def test_the_standard_test_set_is_read_line_by_line_and_checked(tmp_path, monkeypatch):
+    """12,681 aligned lines, one reference each (a source with two translations comes twice); a copy that is
+    not the pinned release is refused, as is a folder without the set or an unknown name."""
+    monkeypatch.setenv(TEST_SETS_ENV, str(TEST_SETS_DIR))
+    sources, references = load_test_set(STANDARD_TEST_SET, "en", "fr")
+    assert len(sources) == len(references) == 12681 and len(set(sources)) == 11871
+    assert sources[0] == "80% of all English words come from other languages."
+    assert load_test_set(STANDARD_TEST_SET, "fr", "en") == (references, sources)
+
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    for path in TEST_SETS_DIR.glob("*.eng"):
+        (edited / path.name).write_text(
+            path.read_text(encoding="utf-8").replace("80%", "81%"), encoding="utf-8"
+        )
+    shutil.copy(TEST_SETS_DIR / f"{STANDARD_TEST_SET}.fra", edited)
+    monkeypatch.setenv(TEST_SETS_ENV, str(edited))
+    with pytest.raises(ChecksumError, match="is not tatoeba-test-v2021-08-07's en file of ac0f19c0be3c"):
+        load_test_set(STANDARD_TEST_SET)
+    with pytest.raises(DataNotFoundError, match="newstest2014.eng is not in .*HF_SEQ2SEQ_TEST_SETS"):
+        load_test_set("newstest2014")
+    with pytest.raises(
+        DataNotFoundError, match="unknown test set 'wmt14'; the standard ones: tatoeba-test-v2021"
+    ):
+        load_test_set("wmt14")
+
+
+@needs_test_set
+def test_without_a_folder_the_set_is_downloaded_once_at_its_commit_and_checked(tmp_path, monkeypatch):
+    """The download (here from the shared copy, as a file:// address) lands in the cache under the commit's name
+    and is not fetched again; a download whose checksum is wrong leaves nothing behind."""
+    monkeypatch.delenv(TEST_SETS_ENV, raising=False)
+    monkeypatch.setattr(test_sets, "TEST_SET_URL", TEST_SETS_DIR.as_uri() + "/{file}")
+    sources, _ = load_test_set(STANDARD_TEST_SET, cache_dir=tmp_path)
+    cached = tmp_path / "opus-mt-testsets-ac0f19c0be3c"
+    assert len(sources) == 12681 and sorted(p.name for p in cached.iterdir()) == [
+        f"{STANDARD_TEST_SET}.eng",
+        f"{STANDARD_TEST_SET}.fra",
+    ]
+    monkeypatch.setattr(test_sets, "TEST_SET_URL", (tmp_path / "nowhere").as_uri() + "/{file}")
+    assert load_test_set(STANDARD_TEST_SET, cache_dir=tmp_path)[0] == sources  # from the cache
+    monkeypatch.setattr(test_sets, "TEST_SET_URL", TEST_SETS_DIR.as_uri() + f"/{STANDARD_TEST_SET}.eng")
+    with pytest.raises(ChecksumError, match="expected sha256 095313ff"):  # the English file served as French
+        load_test_set(STANDARD_TEST_SET, cache_dir=tmp_path / "other")
+    assert [p.name for p in (tmp_path / "other").rglob("*") if p.is_file()] == [f"{STANDARD_TEST_SET}.eng"]
+
+
+def test_the_same_sentence_is_found_whatever_its_case_spacing_and_punctuation():
+    assert overlap_key("Tom's here.") == overlap_key("toms here") == overlap_key("TOM'S  HERE !")
+    assert overlap_key("« Où es-tu ? »") == overlap_key("où estu") == overlap_key("Où\u00a0es-tu\u202f?")
+    assert overlap_key("I'm 20.") != overlap_key("I'm 21.")
+    assert overlap_key("...") == ""  # no words: never matches anything (dropped from the keys)
+
+
+@needs_test_set
+@needs_fra_txt
+def test_fra_eng_trains_and_validates_on_no_sentence_of_the_standard_test_set(caplog):
+    """The shared fra.txt, as training loads it: no train pair and no validation source or reference shares a
+    side with the Tatoeba test set (about 13,600 pairs dropped, and said); its own test split is unchanged."""
+    with caplog.at_level(logging.INFO, logger="hf_seq2seq.data.loaders"):
+        splits = load_named_dataset("fra-eng", data_path=FRA_TXT)
+    sources, references = load_test_set(STANDARD_TEST_SET)
+    keys = {overlap_key(text) for text in sources + references}
+    for row in splits["train"]:
+        assert overlap_key(row["src"]) not in keys and overlap_key(row["tgt"]) not in keys, row
+    for row in splits["validation"]:
+        assert not {overlap_key(text) for text in (row["src"], *row["references"])} & keys, row
+    kept_all = load_named_dataset("fra-eng", data_path=FRA_TXT, exclude_test_sets=["none"])
+    dropped = len(kept_all["train"]) - len(splits["train"])
+    assert 13_336 <= dropped < 14_000  # at least the pairs that share a side verbatim
+    assert f"dropped {dropped:,} of {len(kept_all['train']):,} train pairs" in caplog.text
+    assert splits["test"]["src"] == kept_all["test"]["src"]
+
+
+def test_any_corpus_keeps_out_the_sentences_of_a_file(tmp_path):
+    """`exclude_test_sets` with a file of one's own sentences (either language), for a corpus other than
+    fra-eng, which keeps nothing out by default."""
+    corpus = tmp_path / "pairs.tsv"
+    rows = [
+        ("A dog runs.", "Un chien court."),
+        ("A cat sleeps.", "Un chat dort."),
+        ("Hello!", "Bonjour !"),
+    ] * 30
+    corpus.write_text("en\tfr\n" + "".join(f"{en}\t{fr}\n" for en, fr in rows), encoding="utf-8")
+    held_out = tmp_path / "held_out.txt"
+    held_out.write_text("un CHAT dort\nNothing like it.\n", encoding="utf-8")
+
+    def train_sources(**kwargs) -> set[str]:
+        splits = load_named_dataset(str(corpus), **kwargs)
+        return set(splits["train"]["src"]) | set(splits["validation"]["src"])
+
+    everything = {en for en, _ in rows}
+    assert train_sources() == everything == set(load_translation_dataset(str(corpus))["train"]["src"])
+    assert train_sources(exclude_test_sets=["default", str(held_out)]) == everything - {"A cat sleeps."}
+    with pytest.raises(DataNotFoundError, match="'no-such-set' is neither a standard test set"):
+        load_named_dataset(str(corpus), exclude_test_sets=["no-such-set"])
+
+
+def standard_subset(monkeypatch, n: int = 6) -> tuple[list[str], list[str]]:
+    """The first `n` lines of the Tatoeba test set stand in for the whole (a tiny model would take minutes on
+    12,681 lines), the first source twice with two references, as the set has such lines."""
+    sources, references = (
+        ["Where is the dog?", "Where is the dog?"],
+        ["Où est le chien ?", "Où est le chien ?"],
+    )
+    sources += [f"the boy sees a {adj} cat ." for adj in ("red", "big", "small", "green")][: n - 2]
+    references += [f"le garçon voit un chat {adj} ." for adj in ("rouge", "grand", "petit", "vert")][: n - 2]
+
+    def subset(name, source_lang="en", target_lang="fr"):
+        return (sources, references) if source_lang == "en" else (references, sources)
+
+    monkeypatch.setattr(test_sets, "load_test_set", subset)  # `hf-seq2seq evaluate` imports it when it runs
+    monkeypatch.setattr("hf_seq2seq.training.final_evaluation.load_test_set", subset)
+    return sources, references
+
+
+def test_evaluate_scores_a_standard_test_set_by_name_one_reference_a_line(
+    trained, tmp_path, monkeypatch, capsys
+):
+    from hf_seq2seq.cli.evaluate import main
+
+    sources, _ = standard_subset(monkeypatch)
+    report = main([str(trained), "--test-set", STANDARD_TEST_SET, "--output-dir", str(tmp_path)])
+    assert report["dataset"] == STANDARD_TEST_SET and report["split"] is None
+    assert report["num_sentences"] == len(sources) and report["num_references"] == 1
+    assert "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp" in report["bleu_signature"]  # sacrebleu's defaults
+    assert f"({STANDARD_TEST_SET})" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="--src-file and --test-set each name a test set"):
+        main([str(trained), "--test-set", STANDARD_TEST_SET, "--src-file", "a.en", "--ref-file", "a.fr"])
+
+
+def test_training_ends_with_the_standard_figure_beside_its_own_split(
+    synthetic_fra_txt, tmp_path, monkeypatch, capsys
+):
+    """`--standard_test_set NAME`: the run's last lines give the standard set's scores (the test decoding, one
+    reference a line), `test_results.json` records them, `standard_test_results.json` is their report, and the
+    Hub folder publishes both results."""
+    from hf_seq2seq.cli import train
+    from hf_seq2seq.hub.push import load_reports
+
+    sources, _ = standard_subset(monkeypatch)
+    output = tmp_path / "run"
+    args = tiny_args(synthetic_fra_txt, output, "--max_steps", "20", "--standard_test_set", STANDARD_TEST_SET)
+    results = train.main(args)
+    standard = EvalReport.load(output / STANDARD_REPORT)
+    assert standard.dataset == STANDARD_TEST_SET and standard.num_sentences == len(sources)
+    assert standard.decoding == results["decoding"] and "nrefs:1" in standard.bleu_signature
+    facts = json.loads(Path(output, "test_results.json").read_text())["training"]
+    assert facts["standard_test_set"] == STANDARD_TEST_SET
+    assert (facts["standard_bleu"], facts["standard_chrf"]) == (standard.bleu, standard.chrf)
+    assert (
+        f"{STANDARD_TEST_SET}: BLEU {standard.bleu:.1f}  chrF {standard.chrf:.1f}" in capsys.readouterr().out
+    )
+    assert [report.test_set for report in load_reports(output)] == ["fra-eng:test", STANDARD_TEST_SET]
