@@ -77,7 +77,7 @@ if [ "$dry_run" = 1 ]; then
     toy_flags=(--use_cpu true --bf16 false --vocab_size 500 --d_model 64 --encoder_layers 1 --decoder_layers 1
         --attention_heads 4 --ffn_dim 128 --max_tokens_per_batch 2000 --max_train_samples 3000
         --max_eval_samples 40 --max_test_samples 40 --eval_steps 30 --save_steps 30 --dataloader_num_workers 1
-        --num_beams 2)
+        --num_beams 2 --standard_test_set none)  # the 12,681-line standard set: minutes on a CPU
     train_flags=(--max_train_minutes "$minutes" "${toy_flags[@]}" "${extra_train_flags[@]}")
     screen_minutes=${GPU_CHECK_SCREEN_MINUTES:-0.1}
 else

@@ -24,6 +24,7 @@ from transformers import (
     set_seed,
 )
 
+from hf_seq2seq.data.loaders import exclusions
 from hf_seq2seq.data.tokenization import tokenize_dataset
 from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends, sdpa_backends
 from hf_seq2seq.engines.compilation import sizes_apart
@@ -90,6 +91,13 @@ def run(
         epochs=trainer.state.epoch,
         global_batch_size=global_batch_size,
     )
+    kept_out = {
+        entry
+        for name in data_args.dataset.split(",")
+        for entry in exclusions(name, data_args.exclude_test_sets)
+    }
+    if kept_out:  # the test sets no train or validation pair shares a side with
+        facts["kept_out_of_training"] = ", ".join(sorted(kept_out))
     if data_args.max_tokens_per_batch:
         facts["max_tokens_per_batch"] = data_args.max_tokens_per_batch
     if model_args.sdpa_backends:
