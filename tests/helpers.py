@@ -23,7 +23,9 @@ from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
 ROOT = Path(__file__).resolve().parents[1]
 FRA_TXT = ROOT.parent / "shared" / "data" / "fra-eng" / "fra.txt"  # the real corpus, for tests about it alone
-TEST_SETS_DIR = ROOT.parent / "shared" / "data" / "tatoeba-test-eng-fra"  # the standard Tatoeba test set's files
+TEST_SETS_DIR = (
+    ROOT.parent / "shared" / "data" / "tatoeba-test-eng-fra"
+)  # the standard Tatoeba test set's files
 
 # A synthetic English-French corpus: every "<subject> <verb> a <adjective> <noun> ." in both languages
 SUBJECTS = [
