@@ -181,3 +181,18 @@ def test_training_ends_with_the_standard_figure_beside_its_own_split(
         f"{STANDARD_TEST_SET}: BLEU {standard.bleu:.1f}  chrF {standard.chrf:.1f}" in capsys.readouterr().out
     )
     assert [report.test_set for report in load_reports(output)] == ["fra-eng:test", STANDARD_TEST_SET]
+
+
+def test_the_own_test_split_is_scored_without_the_standard_set_at_hand(
+    trained, synthetic_fra_txt, tmp_path, monkeypatch
+):
+    """Keeping the standard set out changes train and validation only, so scoring fra-eng's own test split does
+    not need it: offline, with no copy of it, `hf-seq2seq evaluate` still scores the split; validation does need
+    it, and says where it looked."""
+    from hf_seq2seq.evaluation.evaluate import evaluate_folder
+
+    monkeypatch.setenv(TEST_SETS_ENV, str(tmp_path))  # a folder without the set
+    report = evaluate_folder(trained, tmp_path / "out", data_path=str(synthetic_fra_txt), max_samples=5)
+    assert report.test_set == "fra-eng:test" and report.num_sentences == 5
+    with pytest.raises(DataNotFoundError, match=f"{STANDARD_TEST_SET}.eng is not in {tmp_path}"):
+        evaluate_folder(trained, tmp_path / "out", data_path=str(synthetic_fra_txt), split="validation")

@@ -81,7 +81,8 @@ def run_exports_benchmark(
 
 def _test_split(data_path: str | None, max_samples: int | None) -> tuple[list[str], list[list[str]]]:
     """The fra-eng test split's sources and references (its first `max_samples` sentences, if given)."""
-    rows = load_named_dataset("fra-eng", data_path=data_path)["test"]
+    # the test split only: no test set to keep out of training, none to read
+    rows = load_named_dataset("fra-eng", data_path=data_path, exclude_test_sets=["none"])["test"]
     if max_samples is not None:
         rows = rows.select(range(min(max_samples, len(rows))))
     references = rows["references"] if "references" in rows.column_names else [[t] for t in rows["tgt"]]

@@ -111,7 +111,13 @@ def evaluate_folder(
         from hf_seq2seq.data.loaders import load_named_dataset
 
         splits = load_named_dataset(
-            dataset, dataset_config, data_path=data_path, source_lang=source_lang, target_lang=target_lang
+            dataset,
+            dataset_config,
+            data_path=data_path,
+            source_lang=source_lang,
+            target_lang=target_lang,
+            # the test split is the same either way: the test sets are kept out of train and validation only
+            exclude_test_sets=["none"] if split == "test" else ["default"],
         )
         if split not in splits:
             raise ValueError(f"split {split!r} not found; available: {', '.join(splits)}")

@@ -41,7 +41,8 @@ def load_sentences(
     else:
         from hf_seq2seq.data.loaders import load_named_dataset
 
-        sentences = list(load_named_dataset("fra-eng", data_path=data_path)["test"]["src"])
+        test = load_named_dataset("fra-eng", data_path=data_path, exclude_test_sets=["none"])["test"]
+        sentences = list(test["src"])  # the test split only: no test set kept out of training, none read
     if not sentences:
         raise ValueError("no sentences to send")
     return sentences[:max_sentences]
