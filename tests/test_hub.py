@@ -1,5 +1,6 @@
 """Building, validating and uploading the Hub folder of a trained model (offline: the Hub API is monkeypatched)."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -12,7 +13,7 @@ from transformers import Pipeline
 
 from hf_seq2seq.cli import evaluate as evaluate_cli
 from hf_seq2seq.cli import push as push_cli
-from hf_seq2seq.evaluation.report import TRAINING_REPORT, EvalReport, ReportError
+from hf_seq2seq.evaluation.report import STANDARD_REPORT, TRAINING_REPORT, EvalReport, ReportError
 from hf_seq2seq.hub import push as hub_push
 from hf_seq2seq.hub.card import DATA_ATTRIBUTION, DATASET_ID, DATASET_NAME, supported_transformers
 from hf_seq2seq.hub.layout import DEFAULT_SENTENCE, RESULTS_DIR
@@ -345,6 +346,27 @@ def test_evaluate_then_push_publishes_that_result_in_the_card(tmp_path, capsys):
     assert f"| {evaluated['bleu']:.1f} |" in card.text
     published = list((tmp_path / "hub" / RESULTS_DIR).iterdir())
     assert len(published) == 1 and EvalReport.load(published[0]).bleu == evaluated["bleu"]
+
+
+def test_a_trained_folder_publishes_its_standard_figure_named_as_what_it_is(tmp_path):
+    """A folder whose training scored the standard test set (`standard_test_results.json`) and kept it out of its
+    data: the card has a model-index entry of its own for the set, says it was kept out, and how each row is scored."""
+    training = REPORT.training | {"kept_out_of_training": "tatoeba-test-v2021-08-07"}
+    model = make_trained_folder(tmp_path / "model", report=dataclasses.replace(REPORT, training=training))
+    standard = dataclasses.replace(
+        REPORT, dataset="tatoeba-test-v2021-08-07", split=None, bleu=23.4, training={}, num_references=1,
+        bleu_signature="nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
+    )  # fmt: skip
+    standard.save(model / STANDARD_REPORT)
+    folder = build_hub_folder(model, tmp_path / "hub", REPO_ID)
+    card = ModelCard.load(folder / "README.md")
+    names = [r.dataset_name for r in card.data.eval_results if r.metric_type == "bleu"]
+    assert names == [DATASET_NAME, "tatoeba-test-v2021-08-07 (OPUS-MT-testsets ac0f19c)"]
+    assert "standard test set(s)\ntatoeba-test-v2021-08-07 (compared without case" in card.text
+    assert "a standard test set\nagainst its one reference a line" in card.text
+    assert sorted(p.name for p in (folder / RESULTS_DIR).iterdir()) == [
+        "eval-1-tatoeba-test-v2021-08-07.json", TRAINING_REPORT,
+    ]  # fmt: skip
 
 
 def test_push_gives_a_folder_saved_by_an_older_release_this_releases_code(tmp_path):
