@@ -2,10 +2,13 @@
 predictions, and both the hand-written greedy search and GenerationMixin run on them."""
 
 import copy
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
-from helpers import PAD, tiny_config
+from helpers import PAD, ROOT, tiny_config
 from torch import nn
 from transformers import GenerationMixin
 
@@ -102,3 +105,18 @@ def test_cpu_features_without_torchs_private_checks_are_the_same(feature, monkey
     expected = bool(check())
     monkeypatch.delattr(torch.cpu, f"_is_{feature}_supported")
     assert cpu_supports(feature) == expected
+
+
+def test_the_avx2_only_tool_makes_this_cpu_answer_as_an_avx2_one():
+    """`scripts/avx2_only` (docs/tests.md), on any CPU: no bf16, fp16 or VNNI matmuls, so the cpu preset trains in
+    fp32 and int8 keeps 7-bit activations, as on the AVX2 machines CI may get."""
+    code = (
+        "import torch; from hf_seq2seq.engines.cpu_features import cpu_has_matmuls, cpu_supports; "
+        "from hf_seq2seq.training.presets import PRESETS; "
+        "print(cpu_has_matmuls(torch.bfloat16), cpu_has_matmuls(torch.float16), cpu_supports('vnni'), "
+        "PRESETS['cpu']['bf16'], cpu_has_matmuls(torch.float32))"
+    )
+    env = os.environ | {"PYTHONPATH": str(ROOT / "scripts" / "avx2_only"), "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "False", "False", "False", "True"]

@@ -15,11 +15,12 @@ import importlib.abc
 import importlib.util
 import sys
 
-UNSUPPORTED = ("avx512", "avx512_bf16", "amx_tile", "amx_fp16", "vnni")
+UNSUPPORTED = ("avx512", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_fp16", "vnni")
 
 
 class _AnswerNoOnceTorchCpuLoads(importlib.abc.MetaPathFinder):
-    """Patches `torch.cpu._is_<feature>_supported` to False for each of `UNSUPPORTED` right after torch.cpu loads."""
+    """Sets `torch.cpu._is_<feature>_supported` to answer False for each of `UNSUPPORTED` (where torch has no such
+    check, `cpu_supports` then takes it instead of /proc/cpuinfo's flags) right after torch.cpu loads."""
 
     def find_spec(self, name, path, target=None):
         if name != "torch.cpu":
