@@ -221,11 +221,13 @@ def exclusions(dataset: str, exclude_test_sets: Sequence[str]) -> list[str]:
     :data:`DEFAULT_EXCLUSIONS`' ones of the corpus and "none" for nothing."""
     entries = []
     for entry in exclude_test_sets:
-        for name in (
-            DEFAULT_EXCLUSIONS.get(dataset, ()) if entry == "default" else () if entry == "none" else [entry]
-        ):
-            if name not in entries:
-                entries.append(name)
+        if entry == "default":
+            names = DEFAULT_EXCLUSIONS.get(dataset, ())
+        elif entry == "none":
+            names = ()
+        else:
+            names = (entry,)
+        entries += [name for name in names if name not in entries]
     return entries
 
 
@@ -237,7 +239,7 @@ def keep_test_sets_out(
     compared by :func:`hf_seq2seq.data.test_sets.overlap_key`; logs how many went (test stays as it is)."""
     if not entries:
         return splits
-    keys = frozenset().union(*excluded_sentences(list(entries), languages).values())
+    keys = excluded_sentences(entries, languages)
     dropped = {}
     for name in ("train", "validation"):
         if isinstance(splits[name], IterableDataset):  # a stream: filtered as it is read, not counted

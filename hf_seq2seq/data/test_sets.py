@@ -20,6 +20,7 @@ import hashlib
 import logging
 import os
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -215,22 +216,21 @@ def overlap_key(text: str) -> str:
     return "".join(c for c in text if not c.isspace() and not unicodedata.category(c).startswith("P"))
 
 
-def excluded_sentences(names_or_files: list[str], languages: tuple[str, str]) -> dict[str, frozenset[str]]:
-    """The :func:`overlap_key` of every sentence to keep out of training, by where it comes from: each name of
-    :data:`TEST_SETS` gives both its sides in `languages`, each other entry is a text file of one sentence a line
-    (either language)."""
-    keys = {}
+def excluded_sentences(names_or_files: Sequence[str], languages: tuple[str, str]) -> frozenset[str]:
+    """The :func:`overlap_key` of every sentence to keep out of training: both sides (in `languages`) of each name
+    of :data:`TEST_SETS`, every line of each other entry, a text file of one sentence a line (either language)."""
+    lines = []
     for entry in names_or_files:
         if entry in TEST_SETS:
-            lines = [line for lang in languages for line in load_test_set(entry, lang, lang)[0]]
+            sources, references = load_test_set(entry, *languages)
+            lines += sources + references
         elif Path(entry).is_file():
-            lines = Path(entry).read_text(encoding="utf-8").splitlines()
+            lines += Path(entry).read_text(encoding="utf-8").splitlines()
         else:
             raise DataNotFoundError(
-                f"--exclude_test_set {entry!r} is neither a standard test set ({', '.join(TEST_SETS)}) nor a file"
+                f"--exclude_test_sets {entry!r} is neither a standard test set ({', '.join(TEST_SETS)}) nor a file"
             )
-        keys[entry] = frozenset(overlap_key(line) for line in lines) - {""}
-    return keys
+    return frozenset(overlap_key(line) for line in lines) - {""}
 
 
 def shares_a_side(row: dict, keys: frozenset[str]) -> bool:
