@@ -268,11 +268,9 @@ def _peak_note(device: str, dtype: torch.dtype | None, peak: torch.dtype | None)
     return f"this {device.upper()} has no {_dtype_name(dtype)} matmuls: they are emulated in fp32"
 
 
-def share_of_peak(flops_per_s: float | None, peak: float, what: str) -> float | None:
+def share_of_peak(flops_per_s: float, peak: float, what: str) -> float | None:
     """FLOP/s as a share of the matmul peak; None (logged) where a step ran above the measured peak: the peak
     did not bound the run, so no share of it is a figure."""
-    if flops_per_s is None:
-        return None
     share = flops_per_s / peak
     if share > 1:
         logger.warning(
