@@ -235,11 +235,7 @@ def run_benchmark(
         "generate_path": _generate_paths(models, opt_in, hub_user, gen[0], new_tokens),
         "ours": figures["ours"],
         "marian": figures["marian"],
-        "ratio_ours_over_marian": {
-            key: figures["ours"][key] / figures["marian"][key]
-            for key in figures["ours"]
-            if figures["ours"][key] is not None and figures["marian"][key]
-        },
+        "ratio_ours_over_marian": _ratios(figures["ours"], figures["marian"]),
         "opt_in": _opt_in_figures(generation, first_pass_s, opt_in),
         "ours_packed_weights": getattr(models["ours"], "greedy_search_linear", None) is not None,
         "ours_as_hub_user": _hub_user_figures(settings, gen_s[HUB_USER], generation["marian"]),
@@ -402,6 +398,11 @@ def _add_compiled_mfu(compiled: dict, eager_figures: dict) -> None:
             row["train_mfu"] = _scaled_share(eager, row["over_eager"], f"{name} compiled")
 
 
+def _ratios(ours: dict, marian: dict) -> dict[str, float]:
+    """Ours over Marian for each figure both have (a figure not measured, or not reported, is None)."""
+    return {key: ours[key] / marian[key] for key in ours if ours[key] is not None and marian[key]}
+
+
 def _scaled_share(eager_share: float | None, speed_up: float, what: str) -> float | None:
     """The share of the peak of a row that ran `speed_up` times as fast as an eager row with `eager_share`."""
     return None if eager_share is None else share_of_peak(eager_share * speed_up, 1.0, what)
@@ -534,11 +535,7 @@ def _token_batch_figures(
         "padded_tokens_per_batch": [b["input_ids"].numel() + b["labels"].numel() for b in batches],
         "tokens_per_batch": [tokens(b) for b in batches],
         **figures,
-        "ratio_ours_over_marian": {
-            key: figures["ours"][key] / figures["marian"][key]
-            for key in figures["ours"]
-            if figures["ours"][key] is not None and figures["marian"][key]
-        },
+        "ratio_ours_over_marian": _ratios(figures["ours"], figures["marian"]),
     }
 
 
