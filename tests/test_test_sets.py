@@ -196,3 +196,17 @@ def test_the_own_test_split_is_scored_without_the_standard_set_at_hand(
     assert report.test_set == "fra-eng:test" and report.num_sentences == 5
     with pytest.raises(DataNotFoundError, match=f"{STANDARD_TEST_SET}.eng is not in {tmp_path}"):
         evaluate_folder(trained, tmp_path / "out", data_path=str(synthetic_fra_txt), split="validation")
+
+
+def test_a_streamed_corpus_keeps_out_the_sentences_of_a_file_as_it_is_read(tmp_path):
+    """With `streaming`, train and validation are filtered as they are read (not counted up front)."""
+    corpus = tmp_path / "pairs.jsonl"
+    rows = [("A dog runs.", "Un chien court."), ("A cat sleeps.", "Un chat dort.")] * 50
+    corpus.write_text(
+        "".join(json.dumps({"translation": {"en": en, "fr": fr}}) + "\n" for en, fr in rows), encoding="utf-8"
+    )
+    held_out = tmp_path / "held_out.txt"
+    held_out.write_text("a cat sleeps\n", encoding="utf-8")
+    splits = load_named_dataset(str(corpus), streaming=True, exclude_test_sets=[str(held_out)])
+    kept = {row["src"] for name in ("train", "validation") for row in splits[name]}
+    assert kept == {"A dog runs."}
