@@ -3,6 +3,7 @@ what it held is counted before and after: inline elements with text and links wi
 fields and run formattings with text (.docx), and whether the tags are the source's.
 
     python scripts/measure_real_documents.py MODEL tests/fixtures/real --json docs/bench/real_documents.json
+    python scripts/measure_real_documents.py EXPORT --engine ctranslate2 tests/fixtures/real
 """
 
 import argparse
@@ -36,7 +37,9 @@ def measure(translator, path: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="a saved model folder")
+    parser.add_argument("model", help="a saved model folder, or an export with --engine")
+    parser.add_argument("--engine", default="torch", choices=["torch", "ctranslate2", "onnxruntime"])
+    parser.add_argument("--precision", default="fp32", help="as `hf-seq2seq translate --precision`")
     parser.add_argument("paths", nargs="+", help=".html/.htm/.docx files, or folders of them")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
@@ -45,7 +48,7 @@ def main() -> None:
         path = Path(name)
         found = sorted(path.rglob("*")) if path.is_dir() else [path]
         files += [f for f in found if f.suffix.lower() in (".html", ".htm", ".docx")]
-    translator = load_translator(args.model)
+    translator = load_translator(args.model, args.engine, args.precision)
     rows = [measure(translator, path) for path in files]
     totals = Counter()
     print(f"{'file':<44} {'kept / with text':>18} {'links kept':>12} {'same tags':>9}  what")
@@ -79,7 +82,12 @@ def main() -> None:
     )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"model": args.model, "totals": totals, "files": rows}, f, indent=1, ensure_ascii=False)
+            json.dump(
+                {"model": args.model, "engine": args.engine, "totals": totals, "files": rows},
+                f,
+                indent=1,
+                ensure_ascii=False,
+            )
 
 
 if __name__ == "__main__":

@@ -600,7 +600,7 @@ def test_an_engine_without_alignments_is_refused_for_the_new_formats(name):
 
 
 class NoAlignments(WordTranslator):
-    """An engine that translates but gives no word alignments (as CTranslate2 and ONNX Runtime)."""
+    """An engine that translates but gives no word alignments (an export made before its engine aligned, say)."""
 
     engine = "noalign"
 

@@ -58,7 +58,7 @@ def words():
 
 
 class NoAlignments(WordTranslator):
-    """An engine that translates but gives no word alignments (as CTranslate2 and ONNX Runtime)."""
+    """An engine that translates but gives no word alignments (an export made before its engine aligned, say)."""
 
     engine = "noalign"
 

@@ -1,24 +1,24 @@
 """The CTranslate2 export: same greedy tokens as generate(), the saved length rule, beam search, int8, the CLI."""
 
+import json
+
 import pytest
 import torch
 from helpers import random_model_tokenizer, save_random_model
 from transformers import GenerationConfig, MarianConfig
 
 from hf_seq2seq.cli import main as cli
-from hf_seq2seq.engines.base import Translator, translate
+from hf_seq2seq.engines.alignment import AlignmentRule
+from hf_seq2seq.engines.base import Translator, UnsupportedFeature, translate
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
 from hf_seq2seq.evaluation.evaluate import evaluate_folder
+from hf_seq2seq.export.folder import EXPORT_FILE
 from hf_seq2seq.models.folder import ExportError
 
 pytest.importorskip("ctranslate2")
-from hf_seq2seq.engines.ctranslate2_engine import (  # noqa: E402
-    DOCUMENTED_DEFAULTS,
-    GENERATE_DEFAULTS,
-    CTranslate2Translator,
-)
+from hf_seq2seq.engines.ctranslate2_engine import GENERATE_DEFAULTS, CTranslate2Translator  # noqa: E402
 from hf_seq2seq.export.ctranslate2 import export_ctranslate2  # noqa: E402
 
 pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
@@ -110,6 +110,34 @@ def test_torch_and_ctranslate2_are_one_translator_interface(tokenizer, tmp_path)
         load_translator(tmp_path / "ct2", "ctranslate2", precision="int8")
 
 
+@pytest.mark.parametrize("shift", [0, 1])
+def test_ctranslate2_aligns_words_as_the_torch_engine_reads_its_last_layer(tokenizer, tmp_path, shift):
+    """Word alignments on CTranslate2 (what markup, documents and glossaries need): the attention it returns while
+    forced through each target is the torch engine's last decoder layer, heads averaged, so the word pairs are
+    the torch engine's with that layer, row by row (a target token's own step, or with `shift` its input's)."""
+    folder = save_random_model(tokenizer, tmp_path / "model")
+    export_ctranslate2(folder, tmp_path / "ct2", quantization="float32")
+    torch_engine, ct2_engine = load_translator(folder), load_translator(tmp_path / "ct2", "ctranslate2")
+    sources = [s for s in SOURCES if s] + ["where is the cat ?", "   "]
+    targets = translate(torch_engine, sources[:-1]) + ["le chat"]  # the last: a blank source
+    targets[0] = "le chat est assis sur le tapis ."  # a target the model did not make
+    rule = AlignmentRule(layer=-1, shift=shift)
+    expected = torch_engine.align(sources, targets, batch_size=3, rule=rule)
+    assert ct2_engine.align(sources, targets, batch_size=3, rule=AlignmentRule(shift=shift)) == expected
+    assert expected[-1] == [] and all(expected[:-1])
+    assert expected != torch_engine.align(
+        sources, targets, batch_size=3, rule=AlignmentRule(layer=0, shift=shift)
+    )
+
+    # an export made before CTranslate2 returned this attention says how to get one that does
+    metadata = tmp_path / "ct2" / EXPORT_FILE
+    metadata.write_text(
+        json.dumps({k: v for k, v in json.loads(metadata.read_text()).items() if k != "alignment"})
+    )
+    with pytest.raises(UnsupportedFeature, match="export it again with `hf-seq2seq export ctranslate2`"):
+        load_translator(tmp_path / "ct2", "ctranslate2").align(sources, targets)
+
+
 # min_new_tokens forces generate() past the cap on purpose
 @pytest.mark.filterwarnings("ignore:Unfeasible length constraints")
 def test_the_export_applies_the_saved_length_rule_per_batch(tokenizer, tmp_path):
@@ -187,16 +215,13 @@ def test_settings_the_saved_config_leaves_unset_are_those_generate_uses(tokenize
     assert translate(translator, long) == translate(TorchTranslator(model, tokenizer), long)
 
 
-def test_the_documented_generation_defaults_are_transformers_own():
-    """The engine reads `generate()`'s defaults from a table private to `GenerationConfig`; the values that stand
-    in where a release lacks it are that table's, so the fallback decodes the same."""
+def test_the_generation_defaults_the_export_uses_are_transformers_own():
+    """The engine decodes an unset setting with the value transformers documents (it reads no transformers: see
+    above for `generate()` itself); where transformers keeps its table of defaults, the values are the table's."""
     table = getattr(GenerationConfig, "_get_default_generation_params", None)
     if table is None:
-        pytest.skip(
-            "this transformers has no table of generation defaults; GENERATE_DEFAULTS is the fallback"
-        )
-    assert {name: table()[name] for name in DOCUMENTED_DEFAULTS} == DOCUMENTED_DEFAULTS
-    assert GENERATE_DEFAULTS == table()
+        pytest.skip("this transformers has no table of generation defaults to compare with")
+    assert {name: table()[name] for name in GENERATE_DEFAULTS} == GENERATE_DEFAULTS
 
 
 def test_export_translate_and_evaluate_commands(tokenizer, tmp_path, capsys):

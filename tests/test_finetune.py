@@ -27,7 +27,7 @@ from hf_seq2seq.engines.base import translate
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
 from hf_seq2seq.hub.push import build_hub_folder
-from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
+from hf_seq2seq.models.transformer_mt.length_rule import length_rule_limit
 from hf_seq2seq.training.arguments import ModelArguments
 from hf_seq2seq.training.builders import build_model
 

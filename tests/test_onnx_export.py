@@ -13,7 +13,8 @@ from transformers import AutoTokenizer, MarianConfig, MarianMTModel
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.cli import main as cli
-from hf_seq2seq.engines.base import translate
+from hf_seq2seq.engines.alignment import AlignmentRule
+from hf_seq2seq.engines.base import UnsupportedFeature, translate
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.export.folder import NotAnOnnxExport, cache_names
@@ -230,6 +231,40 @@ def test_onnxruntime_engine_scores_and_gives_hypotheses_as_the_torch_engine(expo
     hypotheses = onnx_engine.translate_hypotheses(SOURCES, 3, batch_size=2)
     assert hypotheses == torch_engine.translate_hypotheses(SOURCES, 3, batch_size=2)
     assert all(len(h) == 3 for h in hypotheses)
+
+
+@pytest.mark.parametrize("layer", [None, 0, -1])
+def test_onnxruntime_engine_aligns_words_as_the_torch_engine(exported, layer):
+    """Word alignments (what markup, documents and glossaries need) on the export: its cross-attention graph gives
+    each layer's attention, heads averaged, so every rule's word pairs are the torch engine's, fp32 and int8."""
+    folder, export = exported
+    torch_engine, onnx_engine = load_translator(folder), load_translator(export, engine="onnxruntime")
+    sources = [*SOURCES, "  "]
+    targets = [*torch_engine.translate_sentences(SOURCES), "le chat"]  # the last: a blank source
+    targets[0] = "le chat est assis sur le tapis ."  # a target the model did not make
+    rule = AlignmentRule(layer=layer)
+    expected = torch_engine.align(sources, targets, batch_size=3, rule=rule)
+    assert onnx_engine.align(sources, targets, batch_size=3, rule=rule) == expected
+    assert expected[-1] == [] and all(expected[:-1])
+    int8 = load_translator(export, engine="onnxruntime", precision="int8").align(sources, targets, rule=rule)
+    assert [len(pairs) > 0 for pairs in int8] == [len(pairs) > 0 for pairs in expected]
+
+
+def test_an_onnx_export_without_the_cross_attention_graph_translates_but_says_how_to_align(
+    exported, tmp_path
+):
+    """An export made before the cross-attention graph still translates; alignments name the command that adds it."""
+    folder, export = exported
+    old = tmp_path / "old-export"
+    shutil.copytree(export, old)
+    for graph in (old / "onnx").glob("cross_attention_model*.onnx"):
+        graph.unlink()
+    translator = load_translator(old, engine="onnxruntime")
+    assert translator.translate_sentences(SOURCES[:1]) == load_translator(folder).translate_sentences(
+        SOURCES[:1]
+    )
+    with pytest.raises(UnsupportedFeature, match="export it again with `hf-seq2seq export onnx`"):
+        translator.align(SOURCES[:1], ["le chat"])
 
 
 def test_push_with_onnx_puts_the_export_where_transformers_js_looks(exported, tmp_path, monkeypatch):

@@ -74,7 +74,7 @@ class AligningWords(WordTranslator):
 
 
 class WordsWithoutAlignments(WordTranslator):
-    """An engine that gives no word alignments, as CTranslate2's and ONNX Runtime's."""
+    """An engine that gives no word alignments (an export made before its engine aligned, say)."""
 
     align = Translator.align
 

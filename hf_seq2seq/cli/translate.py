@@ -107,7 +107,10 @@ def main(argv: list[str] | None = None) -> list[str]:
     p = build_parser()
     args = p.parse_intermixed_args(argv)  # options may come after the sentences
     check_arguments(p, args)
-    quiet_transformers()
+    if (
+        args.engine != "ctranslate2"
+    ):  # which imports no transformers: a command on it starts in about a second
+        quiet_transformers()
     from hf_seq2seq.engines.base import UnsupportedFeature
     from hf_seq2seq.formats.documents import DocumentError
     from hf_seq2seq.formats.glossary import GlossaryError

@@ -15,14 +15,20 @@ hand-made gold set (docs/formats.md, `scripts/measure_alignment.py`):
 * each target token is aligned to the source token it attends to most, and each source token to the target
   token that attends to it most (the union of the two directions); token pairs become word pairs.
 
-This module imports neither torch nor an engine's package: the torch engine (`TorchTranslator.align`) runs
-the model and hands the attention here as nested lists or a numpy array.
+`align_pairs` is every engine's `Translator.align`: it tokenizes and batches the pairs, the engine gives each
+batch's attention (the torch engine and ONNX Runtime from a teacher-forced pass, CTranslate2 from its decoding
+forced through the target), and `attention_alignment` makes the word pairs. This module imports neither torch
+nor an engine's package: an engine hands the attention here as nested lists or a numpy array.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 Alignment = list[tuple[int, int]]
 """Sorted `(source word, target word)` index pairs."""
@@ -117,6 +123,49 @@ def attention_alignment(
             best = max(rows, key=lambda t: attention[t + shift][s])
             pairs.add((source_words[s], target_words[best]))
     return sorted(pairs)
+
+
+AttentionOf = Callable[[list[list[int]], list[list[int]]], Sequence[Sequence[Sequence[float]]]]
+"""What an engine gives `align_pairs`: for a batch of source ids and target ids (each with its end token), each
+pair's cross-attention, `[decoder start] + target` rows by source-token columns (padding rows and columns
+beyond a pair's own are never read), as `rule.layer` asks where the engine can choose."""
+
+
+def align_pairs(
+    tokenizer: PreTrainedTokenizerBase,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    max_length: int,
+    attention_of: AttentionOf,
+    batch_size: int = 64,
+    rule: AlignmentRule = DEFAULT_RULE,
+) -> list[Alignment]:
+    """The word alignment of each `(source, target)` pair (`Translator.align`), every engine's way: the pairs with
+    text on both sides, in batches of `batch_size`, tokenized (sources cut to `max_length` tokens, targets to
+    one fewer, as the decoder reads them after its start token), their attention from the engine
+    (`attention_of`) turned into word pairs by `attention_alignment`; a blank side aligns nothing."""
+    if len(sources) != len(targets):
+        raise ValueError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
+    out: list[Alignment] = [[] for _ in sources]
+    todo = [i for i, (s, t) in enumerate(zip(sources, targets, strict=True)) if s.strip() and t.strip()]
+    for first in range(0, len(todo), batch_size):
+        index = todo[first : first + batch_size]
+        source = tokenizer(
+            [sources[i] for i in index], max_length=max_length, truncation=True, return_offsets_mapping=True
+        )
+        target = tokenizer(
+            text_target=[targets[i] for i in index], max_length=max_length - 1, truncation=True,
+            return_offsets_mapping=True,
+        )  # fmt: skip
+        attention = attention_of(source["input_ids"], target["input_ids"])
+        for row, i in enumerate(index):
+            out[i] = attention_alignment(
+                attention[row],
+                token_words(source["offset_mapping"][row], sources[i]),
+                token_words(target["offset_mapping"][row], targets[i]),
+                rule,
+            )
+    return out
 
 
 def pharaoh(alignment: Alignment) -> str:

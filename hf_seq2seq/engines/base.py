@@ -89,7 +89,9 @@ class Translator(ABC):
     ) -> list[Alignment]:
         """The word alignment of each `(source, target)` pair (`hf_seq2seq.engines.alignment`): the target as
         the model reads it when forced to produce it, so the alignment of a translation the model made is the
-        attention it had while making it; `rule` says how attention becomes word pairs. Engines that cannot read the model's attention raise `UnsupportedFeature`."""
+        attention it had while making it; `rule` says how attention becomes word pairs. Every engine of the
+        package aligns (`hf_seq2seq.engines.alignment.align_pairs`); one that cannot read the model's attention
+        raises `UnsupportedFeature`."""
         raise UnsupportedFeature(
             f"the {self.engine} engine gives no word alignments (needed for --alignments, markup and glossaries): "
             "use the torch engine with the model folder"

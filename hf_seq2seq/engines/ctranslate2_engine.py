@@ -6,6 +6,9 @@ the export's metadata (`hf_seq2seq.export.folder.EXPORT_FILE`). The engine decod
 does with the same settings: the saved decoding (beams, length penalty, n-gram ban, length rule and limits;
 where the saved config leaves one unset, the value `generate()` uses, :data:`GENERATE_DEFAULTS`), and the
 batching, blank lines and truncation every engine shares (`hf_seq2seq.engines.decoding.translate_in_batches`).
+
+It imports neither torch nor transformers: the tokenizer and the saved decoding are read from the folder's files
+(`hf_seq2seq.engines.export_files`), so a command or a server on an export starts in about a second.
 """
 
 import json
@@ -13,26 +16,24 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from transformers import AutoTokenizer, GenerationConfig
-
 try:
     import ctranslate2
 except ImportError as error:  # an optional extra
     raise ImportError(
         'exporting to or translating with CTranslate2 needs the ctranslate2 package: pip install "hf_seq2seq[deploy]"'
     ) from error
-from hf_seq2seq.engines.base import Translator
+from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule, align_pairs
+from hf_seq2seq.engines.base import Translator, UnsupportedFeature
 from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
+from hf_seq2seq.engines.export_files import SavedDecoding, load_tokenizer
 from hf_seq2seq.engines.scoring import NO_SCORE, Score
+from hf_seq2seq.errors import ExportError
 from hf_seq2seq.export.folder import EXPORT_FILE
-from hf_seq2seq.models.folder import ExportError
-from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
+from hf_seq2seq.models.transformer_mt.length_rule import length_rule_limit
 
-# What `generate()` uses for a setting that no generation config sets (None): transformers' own table, which
-# `generate()` fills in and no public API returns (a default `GenerationConfig()` leaves these None). The table is
-# private to `GenerationConfig`, so where a release lacks it the values its documentation gives stand in for the
-# settings the engine reads (`DOCUMENTED_DEFAULTS`); tests/test_export.py checks both against `generate()`.
-DOCUMENTED_DEFAULTS = {
+# What `generate()` uses for a setting that no generation config sets (None): the values transformers documents,
+# which `generate()` fills in (tests/test_export.py checks them against transformers' own table and `generate()`).
+GENERATE_DEFAULTS = {
     "max_length": 20,
     "min_length": 0,
     "num_beams": 1,
@@ -40,12 +41,10 @@ DOCUMENTED_DEFAULTS = {
     "repetition_penalty": 1.0,
     "no_repeat_ngram_size": 0,
 }
-_default_generation_params = getattr(GenerationConfig, "_get_default_generation_params", None)
-GENERATE_DEFAULTS = DOCUMENTED_DEFAULTS | (_default_generation_params() if _default_generation_params else {})
 
 
 def new_token_limit(
-    generation_config: GenerationConfig, source_length: int, decoding: Decoding, max_positions: int
+    generation_config: SavedDecoding, source_length: int, decoding: Decoding, max_positions: int
 ) -> int:
     """The most new tokens of a batch whose longest source has `source_length` tokens, as the model's
     `generate()` allows: the fixed `decoding.max_new_tokens`, else the length rule (`length_rule_limit`), else
@@ -109,8 +108,8 @@ class CTranslate2Translator(Translator):
             intra_threads=intra_threads,
             inter_threads=inter_threads,
         )
-        self.tokenizer = AutoTokenizer.from_pretrained(export_dir)
-        self.generation_config = GenerationConfig.from_pretrained(export_dir)
+        self.tokenizer = load_tokenizer(export_dir)
+        self.generation_config = SavedDecoding(export_dir)
 
     @property
     def max_source_length(self) -> int:
@@ -222,11 +221,49 @@ class CTranslate2Translator(Translator):
             out[i] = Score(sum(result.log_probs), len(result.log_probs))
         return out
 
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        batch_size: int = 64,
+        rule: AlignmentRule = DEFAULT_RULE,
+    ) -> list[Alignment]:
+        """Word alignments (`Translator.align`) from the attention CTranslate2 returns while it is forced through
+        each target (`translate_batch` with the target as prefix and `return_attention`): that of the layer and
+        heads the export chose (its metadata's `alignment`: the last layer, heads averaged), whatever
+        `rule.layer` says; `rule`'s shift and directions as on the torch engine."""
+        if "alignment" not in self.metadata:
+            raise UnsupportedFeature(
+                f"{self.export_dir} was exported before CTranslate2 exports returned the attention word alignments "
+                "need (for --alignments, markup, documents and glossaries): export it again with "
+                "`hf-seq2seq export ctranslate2`"
+            )
+        tokens = self.tokenizer.convert_ids_to_tokens
+
+        def attention_of(source_ids: list[list[int]], target_ids: list[list[int]]) -> list:
+            # each target but its end token forced as a prefix, and one step past it for the row of the step that
+            # predicts the end token: [start] + target rows, as the torch engine's
+            prefixes = [tokens(ids[:-1]) for ids in target_ids]
+            results = self.translator.translate_batch(
+                [tokens(ids) for ids in source_ids],
+                target_prefix=prefixes,
+                beam_size=1,
+                max_decoding_length=max(map(len, prefixes)) + 1,
+                return_attention=True,
+                return_end_token=True,
+                max_input_length=0,
+            )
+            return [result.attention[0] for result in results]  # (T, S) each: a row a decoded token
+
+        return align_pairs(
+            self.tokenizer, sources, targets, self.max_source_length, attention_of, batch_size, rule
+        )
+
     def describe(self) -> dict:
         return {"quantization": self.precision}
 
 
-def saved(generation_config: GenerationConfig, name: str):
+def saved(generation_config: SavedDecoding, name: str):
     """A setting of the saved generation config, or `generate()`'s default where it is unset."""
     value = getattr(generation_config, name, None)
     return GENERATE_DEFAULTS[name] if value is None else value

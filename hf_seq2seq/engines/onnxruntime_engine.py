@@ -11,9 +11,11 @@ behind `get_encoder()`, each forward one run of the merged decoder, its presents
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 
+import numpy
 import torch
 from torch import nn
 from transformers import (
@@ -32,7 +34,8 @@ except ImportError as error:  # an optional extra
     raise ImportError(
         'translating with ONNX Runtime needs onnxruntime: pip install "hf_seq2seq[onnx]"'
     ) from error
-from hf_seq2seq.engines.base import Translator
+from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule, align_pairs
+from hf_seq2seq.engines.base import Translator, UnsupportedFeature
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.scoring import Score
 from hf_seq2seq.engines.torch_engine import generate_translations, score_with_model
@@ -170,8 +173,55 @@ class OnnxTranslator(Translator):
         export = check_onnx_export(export_dir)
         self.model = load_onnx_model(export, precision, threads)
         self.tokenizer = AutoTokenizer.from_pretrained(export.folder)
-        self.precision = precision
+        self.precision, self.threads, self.export = precision, threads, export
         self.parameters, self.max_source_length = export.metadata["parameters"], export.max_source_length
+
+    @functools.cached_property
+    def cross_attention(self) -> onnxruntime.InferenceSession:
+        """The export's cross-attention graph (`hf_seq2seq.export.onnx.CrossAttentionGraph`), loaded when a first
+        alignment is asked for; `UnsupportedFeature` for an export made before it."""
+        graph = self.export.cross_attention_graph(self.precision)
+        if graph is None:
+            raise UnsupportedFeature(
+                f"{self.export.folder} was exported before ONNX exports held the cross-attention graph word "
+                "alignments need (for --alignments, markup, documents and glossaries): export it again with "
+                "`hf-seq2seq export onnx`"
+            )
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        batch_size: int = 64,
+        rule: AlignmentRule = DEFAULT_RULE,
+    ) -> list[Alignment]:
+        """Word alignments (`Translator.align`) from the export's cross-attention graph, run as the torch engine
+        runs its teacher-forced pass: the same layers (`rule.layer`), heads averaged, the same word pairs."""
+        session = self.cross_attention
+        start = self.generation_config.decoder_start_token_id
+
+        def attention_of(source_ids: list[list[int]], target_ids: list[list[int]]) -> numpy.ndarray:
+            inputs = self.tokenizer.pad({"input_ids": source_ids}, return_tensors="np")
+            decoder = self.tokenizer.pad(
+                {"input_ids": [[start, *ids] for ids in target_ids]}, return_tensors="np"
+            )
+            (states,) = self.model.encoder.session.run(
+                None, {"input_ids": inputs["input_ids"], "attention_mask": inputs["attention_mask"]}
+            )  # (B, S, D)
+            feeds = {
+                "encoder_attention_mask": inputs["attention_mask"],
+                "input_ids": decoder["input_ids"],
+                "encoder_hidden_states": states,
+            }
+            (cross,) = session.run(None, feeds)  # (B, L, T, S)
+            return cross.mean(axis=1) if rule.layer is None else cross[:, rule.layer]
+
+        return align_pairs(
+            self.tokenizer, sources, targets, self.max_source_length, attention_of, batch_size, rule
+        )
 
     @property
     def generation_config(self) -> GenerationConfig:

@@ -17,20 +17,14 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from hf_seq2seq.engines.alignment import (
-    DEFAULT_RULE,
-    Alignment,
-    AlignmentRule,
-    attention_alignment,
-    token_words,
-)
+from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule, align_pairs
 from hf_seq2seq.engines.base import TORCH_PRECISIONS, Translator
 from hf_seq2seq.engines.cpu_features import cpu_supports
 from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
 from hf_seq2seq.engines.packed_weights import use_packed_weights
 from hf_seq2seq.engines.scoring import NO_SCORE, Score
 from hf_seq2seq.models.folder import check_model_folder
-from hf_seq2seq.models.transformer_mt.generation_transformer_mt import length_rule_limit
+from hf_seq2seq.models.transformer_mt.length_rule import length_rule_limit
 
 
 class Int8Linear(torch.ao.nn.quantized.dynamic.Linear):
@@ -203,27 +197,15 @@ def align_with_attention(
     batch_size: int = 64,
     rule: AlignmentRule = DEFAULT_RULE,
 ) -> list[Alignment]:
-    """Word alignments of `(source, target)` pairs from one teacher-forced forward pass per batch: the decoder
-    reads `[decoder start] + target tokens`, the cross-attention of `rule.layer` (None: all layers), heads
-    averaged, goes to `attention_alignment`. Sources and targets are cut to the model's positions."""
-    if len(sources) != len(targets):
-        raise ValueError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
-    limit = model.config.max_position_embeddings
+    """Word alignments of `(source, target)` pairs (`align_pairs`) from one teacher-forced forward pass per batch:
+    the decoder reads `[decoder start] + target tokens`, the cross-attention of `rule.layer` (None: all layers),
+    heads averaged. Sources and targets are cut to the model's positions."""
     start = model.generation_config.decoder_start_token_id
-    out: list[Alignment] = [[] for _ in sources]
-    todo = [i for i, (s, t) in enumerate(zip(sources, targets, strict=True)) if s.strip() and t.strip()]
-    for first in range(0, len(todo), batch_size):
-        index = todo[first : first + batch_size]
-        source = tokenizer(
-            [sources[i] for i in index], max_length=limit, truncation=True, return_offsets_mapping=True
-        )
-        target = tokenizer(
-            text_target=[targets[i] for i in index], max_length=limit - 1, truncation=True,
-            return_offsets_mapping=True,
-        )  # fmt: skip
-        inputs = tokenizer.pad({"input_ids": source["input_ids"]}, return_tensors="pt").to(model.device)
+
+    def attention_of(source_ids: list[list[int]], target_ids: list[list[int]]) -> list:
+        inputs = tokenizer.pad({"input_ids": source_ids}, return_tensors="pt").to(model.device)
         decoder = tokenizer.pad(
-            {"input_ids": [[start, *ids] for ids in target["input_ids"]]}, return_tensors="pt"
+            {"input_ids": [[start, *ids] for ids in target_ids]}, return_tensors="pt"
         )  # (B, T): padding after a target changes no row before it (the decoder is causal)
         cross = model.base_model(  # the encoder-decoder without its output layer: no logits needed
             **inputs,
@@ -232,15 +214,10 @@ def align_with_attention(
             use_cache=False,
         ).cross_attentions  # layers x (B, H, T, S)
         chosen = cross if rule.layer is None else (cross[rule.layer],)
-        weights = torch.stack(chosen).float().mean(dim=(0, 2))  # (B, T, S)
-        for row, i in enumerate(index):
-            out[i] = attention_alignment(
-                weights[row].tolist(),
-                token_words(source["offset_mapping"][row], sources[i]),
-                token_words(target["offset_mapping"][row], targets[i]),
-                rule,
-            )
-    return out
+        return torch.stack(chosen).float().mean(dim=(0, 2)).tolist()  # (B, T, S)
+
+    limit = model.config.max_position_embeddings
+    return align_pairs(tokenizer, sources, targets, limit, attention_of, batch_size, rule)
 
 
 def generate_translations(

@@ -14,7 +14,8 @@ model maps onto the spec without reshaping anything:
 * the decoder starts from `decoder_start_token_id` (`<pad>`), `</s>` ends a translation.
 
 Beside CTranslate2's files the export holds the tokenizer files, `generation_config.json` (the saved
-decoding: beams, length rule, limits) and :data:`EXPORT_FILE` (model type, longest source, quantization),
+decoding: beams, length rule, limits) and :data:`EXPORT_FILE` (model type, longest source, quantization, the
+attention it returns: :data:`ALIGNMENT`),
 so the export folder alone is enough to translate
 (`hf_seq2seq.engines.ctranslate2_engine.CTranslate2Translator`).
 """
@@ -46,6 +47,11 @@ ACTIVATIONS = {
     "swish": common_spec.Activation.SWISH,
     "tanh": common_spec.Activation.Tanh,
 }
+
+ALIGNMENT = {"layer": -1, "heads": "all"}
+"""The cross-attention the export returns for word alignments (CTranslate2 reads one layer, its first heads
+averaged): the last decoder layer, all its heads (docs/formats.md has its alignment error beside the torch
+engine's rule). Recorded in :data:`EXPORT_FILE`; an export without it predates alignments on CTranslate2."""
 
 
 def vocabulary(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> list[str]:
@@ -91,6 +97,9 @@ class TransformerMTConverter(Converter):
                 config.decoder_attention_heads,
                 pre_norm=config.normalize_before,
                 activation=ACTIVATIONS[config.activation_function],
+                # the attention `return_attention` gives (word alignments): the last layer's, all heads averaged
+                alignment_layer=ALIGNMENT["layer"],
+                alignment_heads=config.decoder_attention_heads,
             ),
         )
         encoder, decoder = model.model.encoder, model.model.decoder
@@ -170,6 +179,7 @@ def export_ctranslate2(
         "parameters": converter.num_parameters,
         "quantization": quantization,
         "ctranslate2_version": ctranslate2.__version__,
+        "alignment": ALIGNMENT,
     }
     (out_dir / EXPORT_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
     return out_dir

@@ -12,6 +12,8 @@ layout and its check (:func:`check_onnx_export`) serve the ONNX Runtime engine
       generation_config.json, tokenizer.json, tokenizer_config.json
       onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx                  fp32
       onnx/encoder_model_quantized.onnx, onnx/decoder_model_merged_quantized.onnx   int8 ("q8" in transformers.js)
+      onnx/cross_attention_model[_quantized].onnx   the decoder's cross-attention, for word alignments (this
+                                      package's own graph, which the runtimes ignore; exports before it lack it)
       onnx/config.json, onnx/hf_seq2seq_export.json   copies, so that onnx/ stands on its own
 
 A Hub repository of `hf-seq2seq push --with-onnx` has the PyTorch model at its top and the export's `onnx/`
@@ -37,6 +39,7 @@ QUANTIZATIONS = (
 SUBFOLDER = "onnx"
 ENCODER = "encoder_model"
 DECODER = "decoder_model_merged"
+CROSS_ATTENTION = "cross_attention_model"
 QUANTIZED_SUFFIX = "_quantized"
 GRAPH_SUFFIXES = {"fp32": "", "int8": QUANTIZED_SUFFIX}  # precision -> the graph files' suffix
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
@@ -100,6 +103,11 @@ class OnnxExport:
             )
         suffix = GRAPH_SUFFIXES[precision]
         return tuple(self.folder / SUBFOLDER / f"{graph}{suffix}.onnx" for graph in (ENCODER, DECODER))
+
+    def cross_attention_graph(self, precision: str) -> Path | None:
+        """The cross-attention graph of `precision` (word alignments), None in an export made before it."""
+        path = self.folder / SUBFOLDER / f"{CROSS_ATTENTION}{GRAPH_SUFFIXES[precision]}.onnx"
+        return path if path.is_file() else None
 
 
 def check_onnx_export(folder: str | os.PathLike[str]) -> OnnxExport:

@@ -10,6 +10,10 @@ Optimum's `ORTModelForSeq2SeqLM` load:
   under an ONNX `If` on `use_cache_branch`: the first step (false) computes the cross-attention keys and
   values from `encoder_hidden_states` and ignores the (empty) past; later steps (true) take them from the
   past and return them unchanged, as Optimum's merged decoders do. The weights are stored once.
+* `onnx/cross_attention_model.onnx`: `encoder_attention_mask`, `input_ids` (the whole target after the decoder's
+  start token), `encoder_hidden_states` -> `cross_attentions` (B, layers, T, S), heads averaged: the attention
+  word alignments read (`hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator.align`), this package's own
+  graph, which the runtimes do not load;
 * `onnx/*_quantized.onnx` with `quantize="int8"`: the same graphs with int8 weights (ONNX Runtime's dynamic
   quantization, subgraphs included), the name transformers.js loads for `dtype: "q8"`.
 
@@ -54,6 +58,7 @@ except ImportError as error:  # an optional extra
         'exporting to ONNX needs onnx, onnxscript and onnxruntime: pip install "hf_seq2seq[onnx]"'
     ) from error
 from hf_seq2seq.export.folder import (
+    CROSS_ATTENTION,
     DECODER,
     ENCODER,
     EXPORT_FILE,
@@ -121,6 +126,27 @@ class DecoderGraph(nn.Module):
         return (outputs.logits, *flat)
 
 
+class CrossAttentionGraph(nn.Module):
+    """The decoder's cross-attention read as the target is forced through it (word alignments,
+    `hf_seq2seq.engines.alignment`): (B, S) mask, (B, T) `[decoder start] + target` ids and (B, S, D) encoder
+    states -> (B, L, T, S) attention of each of the L layers, heads averaged."""
+
+    def __init__(self, model: PreTrainedModel):
+        super().__init__()
+        self.model = model
+
+    def forward(self, encoder_attention_mask, input_ids, encoder_hidden_states):
+        cross = self.model.base_model(
+            attention_mask=encoder_attention_mask,
+            decoder_input_ids=input_ids,
+            encoder_outputs=(encoder_hidden_states,),
+            output_attentions=True,
+            use_cache=False,
+            return_dict=True,
+        ).cross_attentions  # L x (B, H, T, S)
+        return torch.stack(cross, dim=1).mean(dim=2)
+
+
 def trace(module: nn.Module, args: tuple, input_names, output_names, dynamic_shapes, path: Path) -> Path:
     """`module` as an ONNX model (torch's dynamo exporter), its inputs and outputs named, saved as `path`."""
     program = torch.onnx.export(
@@ -138,9 +164,9 @@ def trace(module: nn.Module, args: tuple, input_names, output_names, dynamic_sha
     return path
 
 
-def trace_graphs(model: PreTrainedModel, scratch: Path) -> tuple[Path, Path, Path]:
-    """The encoder, the first-step decoder and the later-steps decoder of `model`, traced into `scratch` with
-    a dynamic batch and dynamic lengths; returns their files in that order."""
+def trace_graphs(model: PreTrainedModel, scratch: Path) -> tuple[Path, Path, Path, Path]:
+    """The encoder, the first-step decoder, the later-steps decoder and the cross-attention graph of `model`,
+    traced into `scratch` with a dynamic batch and dynamic lengths; returns their files in that order."""
     config = model.config
     layers, heads = config.decoder_layers, config.decoder_attention_heads
     head_dim = config.d_model // heads
@@ -193,7 +219,15 @@ def trace_graphs(model: PreTrainedModel, scratch: Path) -> tuple[Path, Path, Pat
         decoder_shapes | {"past": tuple({0: B, 2: P if ".decoder." in name else S} for name in past_names)},
         scratch / "later_steps.onnx",
     )
-    return encoder, first, later
+    cross_attention = trace(
+        CrossAttentionGraph(model).eval(),
+        (attention_mask, decoder_ids, states),
+        decoder_inputs,
+        ["cross_attentions"],
+        decoder_shapes,
+        scratch / f"{CROSS_ATTENTION}.onnx",
+    )
+    return encoder, first, later, cross_attention
 
 
 def _digest(tensor: onnx.TensorProto) -> str:
@@ -366,8 +400,9 @@ def export_onnx(
             )
             for source, target in zip(graphs, variants[QUANTIZED_SUFFIX], strict=True):
                 quantize_int8(source, target)
-        for suffix, (encoder, first_step, later_steps) in variants.items():
+        for suffix, (encoder, first_step, later_steps, cross_attention) in variants.items():
             shutil.copyfile(encoder, onnx_dir / f"{ENCODER}{suffix}.onnx")
+            shutil.copyfile(cross_attention, onnx_dir / f"{CROSS_ATTENTION}{suffix}.onnx")
             merged = merge_decoders(onnx.load(first_step), onnx.load(later_steps))
             onnx.checker.check_model(merged)
             onnx.save(merged, onnx_dir / f"{DECODER}{suffix}.onnx")

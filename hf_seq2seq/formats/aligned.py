@@ -53,8 +53,8 @@ def translate_aligned(
 ) -> list[AlignedTranslation]:
     """Translations of `texts` (see the module docstring); `alignments` False aligns only what the glossary
     needs and returns `alignment` None; `scores` scores each translation (every engine of the package can). A
-    glossary needs an engine that aligns (the torch engine): the others raise
-    `hf_seq2seq.engines.base.UnsupportedFeature`."""
+    glossary needs an engine that aligns (every engine of the package; one that cannot, such as an export made
+    before its engine aligned, raises `hf_seq2seq.engines.base.UnsupportedFeature`)."""
     tokenizer = translator.tokenizer
     if split:
         length = token_length(tokenizer)

@@ -400,8 +400,8 @@ def translate_html(
 ) -> list[str]:
     """Translations of HTML `documents` (whole pages or fragments; see the module docstring), every passage
     and attribute of all of them translated in one batched call; given `target_lang` (a BCP 47 tag: "fr"), the
-    `lang` and `xml:lang` attributes that name a language are set to it. Needs an engine that aligns (the torch
-    engine: `hf_seq2seq.engines.base.UnsupportedFeature` otherwise)."""
+    `lang` and `xml:lang` attributes that name a language are set to it. Needs an engine that aligns (every engine
+    of the package; `hf_seq2seq.engines.base.UnsupportedFeature` otherwise)."""
     parsed = [read_pieces(document) for document in documents]
     untranslated = [_untranslated(pieces, source_lang) for pieces in parsed]
     held = [_held(pieces, kept) for pieces, kept in zip(parsed, untranslated, strict=True)]

@@ -25,10 +25,11 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.dynamic_module_utils import get_relative_import_files
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from hf_seq2seq.errors import FolderError
+from hf_seq2seq.errors import ExportError, FolderError
 from hf_seq2seq.models.transformer_mt import (
     configuration_transformer_mt,
     generation_transformer_mt,
+    length_rule,
     modeling_transformer_mt,
     pipeline_translation,
     protected_spans,
@@ -49,6 +50,7 @@ SHIPPED_MODULES = (
     configuration_transformer_mt,
     modeling_transformer_mt,
     generation_transformer_mt,
+    length_rule,
     pipeline_translation,
     protected_spans,
     sentence_splitting,
@@ -81,10 +83,6 @@ def check_model_folder(folder: str | os.PathLike[str]) -> Path:
     if missing:
         raise ModelFolderError(f"model folder {folder} is missing: {'; '.join(missing)}")
     return folder
-
-
-class ExportError(FolderError, ValueError):
-    """A folder that cannot be exported (not a `transformer_mt` model), or a folder that is not an export."""
 
 
 def check_exportable(folder: str | os.PathLike[str], elsewhere: str, action: str = "exported") -> Path:

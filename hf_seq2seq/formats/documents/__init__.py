@@ -77,7 +77,8 @@ def translate_document_bytes(
     """The translation of a document given as its bytes and its extension (see the module docstring), every
     text of it translated in one batched call, with `glossary`'s terms, its language marked `target_lang` where
     the format records one (`Job.target_lang`). Markup, subtitles and Word documents need an engine that aligns
-    (the torch engine: `hf_seq2seq.engines.base.UnsupportedFeature` otherwise), plain text only with a glossary.
+    (every engine of the package; `hf_seq2seq.engines.base.UnsupportedFeature` otherwise), plain text only with a
+    glossary.
     No size limit here: the caller sets its own."""
     job = Job(translator, batch_size, decoding, source_lang, glossary, target_lang)
     return document_format(extension).translate(data, job)

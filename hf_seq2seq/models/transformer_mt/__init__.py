@@ -4,7 +4,8 @@ transformers and each other (relative imports; ``pyproject.toml``'s import contr
 
 * ``configuration_transformer_mt.py``: `TransformerMTConfig`.
 * ``modeling_transformer_mt.py``: the network, as the paper writes it, and its transformers plumbing.
-* ``generation_transformer_mt.py``: its decoding: the output-length rule and the hand-written greedy search.
+* ``generation_transformer_mt.py``: its decoding: the hand-written greedy search.
+* ``length_rule.py``: the output-length rule of the saved decoding (no torch: the engines on exports apply it).
 * ``pipeline_translation.py``: the ``translation`` pipeline, which translates a text sentence by sentence.
 * ``sentence_splitting.py``: the one sentence splitter, of the pipeline and of the package alike.
 * ``protected_spans.py``: what must come back as written (URLs, placeholders, numbers...), for both alike.

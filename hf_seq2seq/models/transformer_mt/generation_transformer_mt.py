@@ -1,4 +1,5 @@
-"""Decoding for `TransformerMTForConditionalGeneration`: the output-length rule and a fast greedy search.
+"""Decoding for `TransformerMTForConditionalGeneration`: a fast greedy search (the output-length rule is
+``length_rule.py``'s).
 
 `generate()` hands a call that is plain greedy search (`greedy_search_arguments`) to `greedy_search`, which
 returns the tokens `GenerationMixin.generate` returns with a fraction of its per-token work: the encoder runs
@@ -25,19 +26,6 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-
-def length_rule_limit(generation_config, source_length: int) -> int | None:
-    """The most new tokens for a batch whose longest (padded) source has `source_length` tokens under the
-    config's length rule, as in fairseq/Marian: `ceil(max_length_a * S + max_length_b)`, within the config's
-    `max_new_tokens`; None when the config has no rule (`max_length_a` or `max_length_b` unset)."""
-    a = getattr(generation_config, "max_length_a", None)
-    b = getattr(generation_config, "max_length_b", None)
-    if a is None or b is None:
-        return None
-    limit = max(1, math.ceil(round(a * source_length + b, 6)))
-    return min(limit, generation_config.max_new_tokens or limit)
-
 
 # generation-config fields `greedy_search` implements, and bookkeeping fields
 GREEDY_SEARCH_FIELDS = {

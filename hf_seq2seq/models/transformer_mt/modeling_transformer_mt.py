@@ -53,7 +53,8 @@ from transformers.utils import can_return_tuple
 from transformers.utils.deprecation import deprecate_kwarg
 
 from .configuration_transformer_mt import TransformerMTConfig
-from .generation_transformer_mt import greedy_search, greedy_search_arguments, length_rule_limit
+from .generation_transformer_mt import greedy_search, greedy_search_arguments
+from .length_rule import length_rule_limit
 
 # transformers 5.24 renamed the decoding cache from `past_key_values` to `cache`: in the model call that `generate()`
 # makes, in the output classes and in the keyword a checkpointed layer drops. A saved folder outlives the release it
