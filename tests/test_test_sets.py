@@ -1,17 +1,19 @@
 """The standard test sets by name (scored as their leaderboard scores them) and training data kept free of them:
 the shared copy of the Tatoeba test set, the real fra-eng corpus, small corpora and files of one's own."""
 
+import gzip
 import json
 import logging
+import runpy
 import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FRA_TXT, TEST_SETS_DIR, tiny_args
+from helpers import FRA_TXT, ROOT, TEST_SETS_DIR, tiny_args
 
 from hf_seq2seq.data import test_sets
 from hf_seq2seq.data.errors import ChecksumError, DataNotFoundError
-from hf_seq2seq.data.loaders import load_named_dataset, load_translation_dataset
+from hf_seq2seq.data.loaders import load_corpora, load_named_dataset, load_translation_dataset
 from hf_seq2seq.data.test_sets import (
     STANDARD_TEST_SET,
     TEST_SETS_ENV,
@@ -210,3 +212,41 @@ def test_a_streamed_corpus_keeps_out_the_sentences_of_a_file_as_it_is_read(tmp_p
     splits = load_named_dataset(str(corpus), streaming=True, exclude_test_sets=[str(held_out)])
     kept = {row["src"] for name in ("train", "validation") for row in splits[name]}
     assert kept == {"A dog runs."}
+
+
+@needs_test_set
+def test_a_domain_corpus_mixed_with_fra_eng_validates_on_its_own_pairs(tmp_path, synthetic_fra_txt):
+    """The domain recipe (docs/data.md): Multi30k's raw files (here a few caption lines, gzipped as the project
+    ships them) made into a folder by scripts/prepare_multi30k.py, then mixed with fra-eng by probabilities:
+    train draws from both, validation is the domain's own, and no pair shares a side with a held-out file."""
+    script = runpy.run_path(str(ROOT / "scripts" / "prepare_multi30k.py"))
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    captions = {
+        "train": [
+            (f"A dog number {k} runs on the grass.", f"Un chien numéro {k} court sur l'herbe.")
+            for k in range(40)
+        ],
+        "val": [("Two men are sitting on a bench.", "Deux hommes sont assis sur un banc.")],
+    }
+    for prefix, pairs in captions.items():
+        for column, lang in enumerate(("en", "fr")):
+            with gzip.open(raw / f"{prefix}.{lang}.gz", "wt", encoding="utf-8") as handle:
+                handle.write("".join(pair[column] + "\n" for pair in pairs))
+    with pytest.raises(SystemExit, match="sha256 differs"):  # a copy that is not the pinned files is refused
+        script["write_pairs"](raw, tmp_path / "refused")
+    assert script["write_pairs"](raw, tmp_path / "multi30k", verify=False) == {"train": 40, "validation": 1}
+    held_out = tmp_path / "test_2016.fr"
+    held_out.write_text("Un chien numéro 3 court sur l'herbe\n", encoding="utf-8")
+
+    splits = load_corpora(
+        [str(tmp_path / "multi30k"), "fra-eng"],
+        probabilities=[0.6, 0.4],
+        data_path=synthetic_fra_txt,
+        exclude_test_sets=["default", str(held_out)],
+    )
+    assert splits["validation"]["src"] == ["Two men are sitting on a bench."]
+    sources = list(splits["train"]["src"])
+    domain = [s for s in sources if s.startswith("A dog number")]
+    assert domain and len(domain) < len(sources)  # both corpora in the mix
+    assert "A dog number 3 runs on the grass." not in sources  # kept out by its French side
