@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from hf_seq2seq.evaluation.measuring import make_batches, seconds_in_turn, tokens, train_step_fn
+from hf_seq2seq.benchmarks.measuring import make_batches, seconds_in_turn, tokens, train_step_fn
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
 

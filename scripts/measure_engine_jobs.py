@@ -3,15 +3,17 @@ sentence, start-up included, the engines in turn on one machine.
 
 * time to a first translation: `hf-seq2seq translate [--engine E] FOLDER "Where is the station?"` (median of
   `--repeats` runs);
-* files: every `.html`/`.htm`/`.docx`/... of `paths`, each translated by its own command into a scratch folder
-  (`--input-file F --output-file G`), the total wall time; pages or documents per second.
+* files: every `.html`/`.htm`/`.docx`/... of `--files`, each translated by its own command into a scratch folder
+  (`--input-file F --output-file G`), the total wall time; pages or documents per second;
+* with `--sentences FILE` (one a line), in one process: plain-text sentences per second (batches of 64, the
+  saved decoding, after an untimed pass) and batch-1 latency (`--latency-sentences` of them one at a time, the
+  engines taking turns: `hf_seq2seq.benchmarks.comparison.batch_1_latency_ms`).
 
 Engines are given as NAME=ENGINE:FOLDER[:PRECISION] (torch=torch:runs/cpu, ct2=ctranslate2:runs/cpu-ct2,
-onnx-int8=onnxruntime:runs/cpu-onnx:int8). Plain-text throughput and BLEU per engine are
-`hf-seq2seq benchmark --exports`'s.
+onnx-int8=onnxruntime:runs/cpu-onnx:int8). BLEU per engine: `hf-seq2seq evaluate --engine E FOLDER`.
 
     python scripts/measure_engine_jobs.py torch=torch:runs/cpu ct2=ctranslate2:runs/cpu-ct2 \\
-        --files tests/fixtures/real --json docs/bench/engine_jobs.json
+        --files tests/fixtures/real --sentences test.en --json docs/bench/engine_jobs.json
 """
 
 import argparse
@@ -21,6 +23,9 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from hf_seq2seq.benchmarks.comparison import batch_1_latency_ms
+from hf_seq2seq.engines.factory import load_translator
 
 SUFFIXES = (".html", ".htm", ".docx", ".pptx", ".odt", ".odp", ".epub", ".srt", ".vtt", ".txt")
 
@@ -38,6 +43,12 @@ def command(spec: str) -> list[str]:
     ]
 
 
+def load(spec: str):
+    """The `Translator` of an engine spec ENGINE:FOLDER[:PRECISION]."""
+    engine, folder, *precision = spec.split(":")
+    return load_translator(folder, engine, *precision)
+
+
 def timed(argv: list[str]) -> float:
     start = time.perf_counter()
     subprocess.run(argv, check=True, capture_output=True)
@@ -50,6 +61,8 @@ def main() -> None:
     parser.add_argument(
         "--files", nargs="*", default=[], help="files, or folders of them, to translate one by one"
     )
+    parser.add_argument("--sentences", help="a file of sentences, one a line: throughput and batch-1 latency")
+    parser.add_argument("--latency-sentences", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
@@ -81,6 +94,18 @@ def main() -> None:
             }
         rows[name] = row
         print(name, row, flush=True)
+    if args.sentences:
+        sentences = Path(args.sentences).read_text(encoding="utf-8").splitlines()
+        translators = {name: load(spec["spec"]) for name, spec in rows.items()}
+        for name, translator in translators.items():
+            translator.translate_sentences(sentences[:64])  # untimed: one-time costs
+            start = time.perf_counter()
+            translator.translate_sentences(sentences, batch_size=64)
+            rows[name]["sentences_per_s"] = round(len(sentences) / (time.perf_counter() - start), 1)
+        latency = batch_1_latency_ms(translators, sentences[: args.latency_sentences], args.repeats)
+        for name, ms in latency.items():
+            rows[name]["batch_1_ms_per_sentence"] = round(ms, 1)
+            print(name, rows[name], flush=True)
     names = list(rows)
     if files and len(names) > 1:
         for name in names[1:]:

@@ -25,11 +25,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from hf_seq2seq.benchmarks.comparison import machine, machine_line
+from hf_seq2seq.benchmarks.measuring import seconds_in_turn
 from hf_seq2seq.data.fra_eng import load_fra_eng
 from hf_seq2seq.engines import packed_weights
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.evaluation.comparison import machine, machine_line
-from hf_seq2seq.evaluation.measuring import seconds_in_turn
 
 RULES = {
     "none": lambda layer, rows: False,

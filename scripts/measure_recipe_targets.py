@@ -10,7 +10,7 @@ fra-eng test split:
    package's `loop_share`: a short unit four times in a row);
 4. batch-1 latency (on a quiet machine only): milliseconds per sentence translating the first
    `--latency-sentences` test sources one at a time with each model's saved decoding
-   (`hf_seq2seq.evaluation.comparison.batch_1_latency_ms`: the models in turn, median of `--latency-repeats`
+   (`hf_seq2seq.benchmarks.comparison.batch_1_latency_ms`: the models in turn, median of `--latency-repeats`
    passes).
 
     python scripts/measure_recipe_targets.py base-42=runs/cpu2 new-0=runs/ab/new-seed0 \\
@@ -24,10 +24,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from hf_seq2seq.benchmarks.comparison import batch_1_latency_ms, machine, machine_line
 from hf_seq2seq.data.fra_eng import load_fra_eng
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.evaluation.comparison import batch_1_latency_ms, machine, machine_line
 from hf_seq2seq.evaluation.evaluate import evaluate_translations
 from hf_seq2seq.evaluation.metrics import score_translations
 
@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> dict:
             }
         models[name] = figures
     if args.latency_sentences:
-        latency = batch_1_latency_ms(folders, sources[: args.latency_sentences], args.latency_repeats)
+        translators = {name: load_translator(folder) for name, folder in folders.items()}
+        latency = batch_1_latency_ms(translators, sources[: args.latency_sentences], args.latency_repeats)
         for name in models:
             models[name]["latency_ms_per_sentence"] = latency[name]
 

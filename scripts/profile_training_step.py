@@ -37,11 +37,11 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from hf_seq2seq.acceleration.attention_kernels import sdpa_backends
+from hf_seq2seq.acceleration.compilation import compiled_for_training, sizes_apart
+from hf_seq2seq.acceleration.cuda_graphs import GraphedTraining
+from hf_seq2seq.benchmarks.measuring import make_token_batches, timed, tokens
 from hf_seq2seq.cli._common import sdpa_backends_argument
-from hf_seq2seq.engines.attention_kernels import sdpa_backends
-from hf_seq2seq.engines.compilation import compiled_for_training, sizes_apart
-from hf_seq2seq.engines.cuda_graphs import GraphedTraining
-from hf_seq2seq.evaluation.measuring import make_token_batches, timed, tokens
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration

@@ -11,8 +11,8 @@ import torch
 from helpers import tiny_args
 from transformers import TrainerControl
 
+from hf_seq2seq.benchmarks.comparison import MEANS
 from hf_seq2seq.cli import compare
-from hf_seq2seq.evaluation.comparison import MEANS
 from hf_seq2seq.training.time_budget import BudgetSchedule, TrainingBudget, batch_tokens
 
 ARGS = SimpleNamespace(world_size=1, device="cpu", eval_strategy="steps")

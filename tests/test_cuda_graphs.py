@@ -1,4 +1,4 @@
-"""Training with CUDA graphs (`hf-seq2seq train --cuda_graphs true`, `hf_seq2seq.engines.cuda_graphs`).
+"""Training with CUDA graphs (`hf-seq2seq train --cuda_graphs true`, `hf_seq2seq.acceleration.cuda_graphs`).
 
 Without a GPU: what it refuses, and how batches are told apart. With one (the tests marked `cuda` run only there):
 the graphed step trains exactly as the eager one (losses and weights after AdamW, shape after shape, micro-batches
@@ -15,9 +15,9 @@ from datasets import Dataset
 from helpers import ROOT, TINY_VOCAB, tiny_config, tiny_tokenizer
 from transformers import MarianConfig, MarianMTModel, Seq2SeqTrainingArguments
 
+from hf_seq2seq.acceleration.cuda_graphs import GraphedTraining, batch_key, graphable
+from hf_seq2seq.benchmarks.marian import BenchmarkSettings, format_table, run_benchmark
 from hf_seq2seq.cli.train import parse_args
-from hf_seq2seq.engines.cuda_graphs import GraphedTraining, batch_key, graphable
-from hf_seq2seq.evaluation.benchmark import format_table, run_benchmark
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training import trainer as trainers
 from hf_seq2seq.training.trainer import build_trainer, cuda_graphs_needs
@@ -151,7 +151,7 @@ def test_the_trainer_trains_through_the_graphs_and_evaluates_without(tmp_path, m
 
 def test_the_benchmark_refuses_cuda_graphs_off_the_gpu():
     with pytest.raises(ValueError, match="--cuda-graphs needs a CUDA device"):
-        run_benchmark(size="cpu", device="cpu", cuda_graphs=True, measure_memory=False)
+        run_benchmark(BenchmarkSettings(size="cpu", device="cpu", cuda_graphs=True, measure_memory=False))
 
 
 def test_the_benchmark_table_shows_the_graphed_training_beside_the_eager_models():

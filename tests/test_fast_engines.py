@@ -19,7 +19,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from hf_seq2seq.cli import translate as translate_cli  # noqa: E402
 from hf_seq2seq.engines.alignment import parse_pharaoh  # noqa: E402
-from hf_seq2seq.engines.factory import load_translator  # noqa: E402
+from hf_seq2seq.engines.factory import engine_of, load_translator  # noqa: E402
 from hf_seq2seq.export.ctranslate2 import export_ctranslate2  # noqa: E402
 from hf_seq2seq.export.onnx import export_onnx  # noqa: E402
 from hf_seq2seq.serving.app import create_app  # noqa: E402
@@ -147,3 +147,15 @@ def test_html_glossaries_and_files_through_the_server(engine):
         download = client.get(answer.json()["translatedFileUrl"])
         translated = docx.Document(io.BytesIO(download.content)).paragraphs[0]
         assert translated.text == "merci !" and all(run.italic for run in translated.runs)
+
+
+def test_a_command_on_an_export_picks_its_engine_itself(exports, memorising_folder, capsys):
+    """`--engine auto`, the default: an export runs on the engine it was made for, a model folder on torch."""
+    assert {name: engine_of(folder) for name, folder in exports.items()} == {
+        "ctranslate2": "ctranslate2",
+        "onnxruntime": "onnxruntime",
+    }
+    assert engine_of(memorising_folder) == "torch" and engine_of("someone/some-model") == "torch"
+    for folder in (*exports.values(), memorising_folder):
+        assert translate_cli.main([str(folder), "how are you ?"]) == ["comment allez vous ?"]
+    assert load_translator(exports["ctranslate2"], "auto").engine == "ctranslate2"

@@ -13,8 +13,8 @@ from datasets import Dataset
 from helpers import ROOT, TINY_VOCAB, tiny_config, tiny_tokenizer
 from transformers import TrainerCallback
 
+from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends
 from hf_seq2seq.cli.train import parse_args
-from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training.time_budget import TrainingBudget

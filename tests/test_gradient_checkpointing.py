@@ -9,10 +9,10 @@ from helpers import PAD, TINY_VOCAB, tiny_args, tiny_config
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
+from hf_seq2seq.benchmarks.measuring import enable_activation_checkpointing
 from hf_seq2seq.cli.train import main as train_main
 from hf_seq2seq.engines.base import translate
 from hf_seq2seq.engines.torch_engine import TorchTranslator
-from hf_seq2seq.evaluation.measuring import enable_activation_checkpointing
 from hf_seq2seq.evaluation.report import TRAINING_REPORT
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 

@@ -13,8 +13,8 @@ from torch import nn
 from transformers import GenerationMixin
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
+from hf_seq2seq.acceleration.cpu_features import LINUX_FLAGS, cpu_supports, linux_cpu_flags
 from hf_seq2seq.engines.base import TORCH_PRECISIONS
-from hf_seq2seq.engines.cpu_features import LINUX_FLAGS, cpu_supports, linux_cpu_flags
 from hf_seq2seq.engines.torch_engine import (
     Int8Linear,
     precision_of,
@@ -111,7 +111,7 @@ def test_the_avx2_only_tool_makes_this_cpu_answer_as_an_avx2_one():
     """`scripts/avx2_only` (docs/tests.md), on any CPU: no bf16, fp16 or VNNI matmuls, so the cpu preset trains in
     fp32 and int8 keeps 7-bit activations, as on the AVX2 machines CI may get."""
     code = (
-        "import torch; from hf_seq2seq.engines.cpu_features import cpu_has_matmuls, cpu_supports; "
+        "import torch; from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls, cpu_supports; "
         "from hf_seq2seq.training.presets import PRESETS; "
         "print(cpu_has_matmuls(torch.bfloat16), cpu_has_matmuls(torch.float16), cpu_supports('vnni'), "
         "PRESETS['cpu']['bf16'], cpu_has_matmuls(torch.float32))"

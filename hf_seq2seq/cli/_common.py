@@ -4,7 +4,7 @@ import argparse
 import json
 import logging
 
-from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends
+from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends
 from hf_seq2seq.engines.base import ENGINES, TORCH_PRECISIONS
 
 
@@ -85,18 +85,26 @@ def decoding_from(args: argparse.Namespace):
 def add_engine_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine",
-        choices=ENGINES,
-        default="torch",
-        help="torch: a saved model folder; ctranslate2: an export of `hf-seq2seq export ctranslate2` "
-        '(needs pip install "hf_seq2seq[deploy]"); onnxruntime: an export of `hf-seq2seq export onnx` (needs '
-        'pip install "hf_seq2seq[onnx]")',
+        choices=("auto", *ENGINES),
+        default="auto",
+        help="auto (the default): the engine the folder is for, from its files; torch: a saved model folder; "
+        'ctranslate2: an export of `hf-seq2seq export ctranslate2` (needs pip install "hf_seq2seq[deploy]"); '
+        'onnxruntime: an export of `hf-seq2seq export onnx` (needs pip install "hf_seq2seq[onnx]")',
     )
 
 
+def resolve_engine(args: argparse.Namespace) -> None:
+    """`args.engine` "auto" made the engine `args.model` is for (`hf_seq2seq.engines.factory.engine_of`)."""
+    if args.engine == "auto":
+        from hf_seq2seq.engines.factory import engine_of
+
+        args.engine = engine_of(args.model)
+
+
 def add_size_argument(p: argparse.ArgumentParser, flag: str, default: str, help: str | None = None) -> None:
-    """A model-size flag of the measuring verbs: one of `hf_seq2seq.evaluation.benchmark_choices.SIZES`."""
+    """A model-size flag of the measuring verbs: one of `hf_seq2seq.benchmarks.choices.SIZES`."""
     # imported here: the other verbs need nothing of the evaluation layer
-    from hf_seq2seq.evaluation.benchmark_choices import SIZES
+    from hf_seq2seq.benchmarks.choices import SIZES
 
     p.add_argument(flag, choices=SIZES, default=default, help=help)
 

@@ -2,8 +2,8 @@
 
 import argparse
 
-from hf_seq2seq.engines.attention_kernels import sdpa_backends
-from hf_seq2seq.evaluation.benchmark_choices import DTYPES
+from hf_seq2seq.acceleration.attention_kernels import sdpa_backends
+from hf_seq2seq.benchmarks.choices import DTYPES
 
 from ._common import (
     add_measuring_arguments,
@@ -123,44 +123,45 @@ def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     setup_logging()  # each stage's seconds as it ends: a run cut short still says how far it got
     quiet_transformers()
-    settings = QUICK if args.quick else dict(repeats=args.repeats, latency_runs=args.latency_runs)
+    amounts = QUICK if args.quick else dict(repeats=args.repeats, latency_runs=args.latency_runs)
     if args.exports:
-        from hf_seq2seq.evaluation.benchmark_exports import format_exports_table, run_exports_benchmark
+        from hf_seq2seq.benchmarks.exports import format_exports_table, run_exports_benchmark
 
         if args.quick:
-            settings = dict(settings, batch_size=QUICK_BATCH_SIZE)
+            amounts = dict(amounts, batch_size=QUICK_BATCH_SIZE)
         result = run_exports_benchmark(
-            args.exports, data_path=args.data_path, max_samples=args.max_samples, **settings
+            args.exports, data_path=args.data_path, max_samples=args.max_samples, **amounts
         )
         return print_result(result, format_exports_table(result), args.json)
-    from hf_seq2seq.engines.compilation import sizes_apart
-    from hf_seq2seq.evaluation.benchmark import format_table, run_benchmark
+    from hf_seq2seq.acceleration.compilation import sizes_apart
+    from hf_seq2seq.benchmarks.marian import BenchmarkSettings, format_table, run_benchmark
 
     if args.quick:
-        settings = dict(
-            settings,
+        amounts = dict(
+            amounts,
             train_batch_size=QUICK_BATCH_SIZE,
             train_batches=1,
             generate_batch_size=QUICK_BATCH_SIZE,
             measure_memory=False,
             peak_size=1024,
         )
+    settings = BenchmarkSettings(
+        size=args.size,
+        device=args.device,
+        dtype=args.dtype,
+        marian_dtype=args.marian_dtype,
+        measure_training=not args.generate_only,
+        precisions=tuple(args.precision),
+        compiled=args.compile,
+        train_batch_tokens=args.train_batch_tokens,
+        compiled_training=args.compile_training,
+        compile_backend=args.compile_backend,
+        compile_regions=args.compile_regions,
+        compile_mode=args.compile_mode,
+        cuda_graphs=args.cuda_graphs,
+        **amounts,
+    )
     with sdpa_backends(args.sdpa_backends), sizes_apart(args.compile_training):
-        result = run_benchmark(
-            size=args.size,
-            device=args.device,
-            dtype=args.dtype,
-            marian_dtype=args.marian_dtype,
-            measure_training=not args.generate_only,
-            precisions=tuple(args.precision),
-            compiled=args.compile,
-            train_batch_tokens=args.train_batch_tokens,
-            compiled_training=args.compile_training,
-            compile_backend=args.compile_backend,
-            compile_regions=args.compile_regions,
-            compile_mode=args.compile_mode,
-            cuda_graphs=args.cuda_graphs,
-            **settings,
-        )
+        result = run_benchmark(settings)
     result["settings"]["sdpa_backends"] = ",".join(args.sdpa_backends) if args.sdpa_backends else "default"
     return print_result(result, format_table(result), args.json)

@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
         args_parser.error(str(error))
     setup_logging()
     quiet_transformers()
-    from hf_seq2seq.evaluation.comparison import (
+    from hf_seq2seq.benchmarks.comparison import (
         batch_1_latency_ms,
         format_comparison,
         machine,
@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> dict:
         run_figures,
         variant_means,
     )
+    from hf_seq2seq.engines.factory import load_translator
     from hf_seq2seq.training.data_loading import load_splits
 
     from . import train
@@ -168,9 +169,8 @@ def main(argv: list[str] | None = None) -> dict:
     for run, (_, _, run_training_args, _) in zip(runs, parsed, strict=True):
         results = train.main(run["train_argv"])
         run.update(run_figures(results), bf16=run_training_args.bf16)
-    latency = batch_1_latency_ms(
-        {run["output_dir"]: run["output_dir"] for run in runs}, sentences, args.latency_repeats
-    )
+    translators = {run["output_dir"]: load_translator(run["output_dir"]) for run in runs}
+    latency = batch_1_latency_ms(translators, sentences, args.latency_repeats)
     for run in runs:
         run["latency_ms_per_sentence"] = latency[run["output_dir"]]
     means = variant_means(runs, list(variants))

@@ -9,6 +9,7 @@ from ._common import (
     decoding_from,
     parser,
     quiet_transformers,
+    resolve_engine,
     setup_logging,
 )
 
@@ -73,6 +74,7 @@ def format_buckets(buckets: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    resolve_engine(args)
     setup_logging()
     quiet_transformers()
     from hf_seq2seq.evaluation.evaluate import evaluate_folder

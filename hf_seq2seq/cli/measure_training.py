@@ -1,7 +1,7 @@
 """`hf-seq2seq measure-training`: peak memory with and without gradient checkpointing, tokens/s with and
 without torch.compile, for this model's training step."""
 
-from hf_seq2seq.evaluation.benchmark_choices import DTYPES
+from hf_seq2seq.benchmarks.choices import DTYPES
 
 from ._common import add_measuring_arguments, add_size_argument, parser, print_result, quiet_transformers
 
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> dict:
     add_measuring_arguments(args_parser)
     args = args_parser.parse_args(argv)
     quiet_transformers()
-    from hf_seq2seq.evaluation.training_options import format_training_options, measure_training_options
+    from hf_seq2seq.benchmarks.training_options import format_training_options, measure_training_options
 
     result = measure_training_options(
         memory_size=None if args.skip_memory else args.memory_size,

@@ -20,6 +20,7 @@ from ._common import (
     add_precision_argument,
     decoding_from,
     parser,
+    resolve_engine,
     setup_logging,
 )
 
@@ -250,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         languages = tuple(args.languages.split("-"))
         if len(languages) != 2 or not all(languages):
             p.error(f"--languages must be SRC-TGT, e.g. en-fr; got {args.languages!r}")
+    resolve_engine(args)
     check_folder(args.model, args.engine)
     if args.engine == "ctranslate2" and args.precision not in ("fp32", export_quantization(args.model)):
         p.error(  # as `load_translator` decides, but now rather than in the background

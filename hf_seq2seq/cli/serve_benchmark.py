@@ -2,7 +2,14 @@
 
 import json
 
-from ._common import add_engine_argument, add_precision_argument, parser, print_result, quiet_transformers
+from ._common import (
+    add_engine_argument,
+    add_precision_argument,
+    parser,
+    print_result,
+    quiet_transformers,
+    resolve_engine,
+)
 
 QUICK = dict(concurrency=[1, 8], duration=2.0, warmup=0.5, offline_batch_sizes=[1, 8], offline_seconds=1.0)
 
@@ -68,6 +75,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = build_parser()
     args = p.parse_args(argv)
     fields = request_fields(p, args.request_field)
+    resolve_engine(args)
     quiet_transformers()
     from hf_seq2seq.serving.loadtest import format_result, load_sentences, run_serve_benchmark
 

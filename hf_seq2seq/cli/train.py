@@ -7,7 +7,7 @@ import sys
 
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
-from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends
+from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends
 from hf_seq2seq.evaluation.report import STANDARD_REPORT
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
 from hf_seq2seq.training.presets import PRESETS

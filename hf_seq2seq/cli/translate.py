@@ -12,6 +12,7 @@ from ._common import (
     decoding_from,
     parser,
     quiet_transformers,
+    resolve_engine,
 )
 
 
@@ -107,9 +108,9 @@ def main(argv: list[str] | None = None) -> list[str]:
     p = build_parser()
     args = p.parse_intermixed_args(argv)  # options may come after the sentences
     check_arguments(p, args)
-    if (
-        args.engine != "ctranslate2"
-    ):  # which imports no transformers: a command on it starts in about a second
+    resolve_engine(args)
+    # CTranslate2's engine imports no transformers (a command on it starts in about a second): nothing to quiet
+    if args.engine != "ctranslate2":
         quiet_transformers()
     from hf_seq2seq.engines.base import UnsupportedFeature
     from hf_seq2seq.formats.documents import DocumentError

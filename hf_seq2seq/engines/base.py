@@ -48,8 +48,10 @@ class Translator(ABC):
     Attributes (plain attributes or properties of a subclass):
 
     * `engine`: "torch", "ctranslate2" or "onnxruntime";
-    * `tokenizer`: the model's tokenizer (a `PreTrainedTokenizerBase`);
-    * `generation_config`: the saved decoding (a transformers `GenerationConfig`: beams, length rule, limits);
+    * `tokenizer`: the model's tokenizer (a `PreTrainedTokenizerBase`; CTranslate2's, read without transformers,
+      a `hf_seq2seq.engines.export_files.FileTokenizer`, which answers the same calls);
+    * `generation_config`: the saved decoding (a transformers `GenerationConfig`, or CTranslate2's
+      `hf_seq2seq.engines.export_files.SavedDecoding`: beams, length rule, limits);
     * `precision`: the precision it computes at, in the engine's own words ("fp32", "bf16", "int8" for
       torch; the export's quantization for CTranslate2, e.g. "int8" or "float32");
     * `parameters`: the model's parameter count, counted before any quantization;

@@ -8,9 +8,29 @@ This module imports neither torch nor an engine's package: `load_translator` imp
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 from hf_seq2seq.engines.base import ENGINES, Translator
+from hf_seq2seq.export.folder import EXPORT_FILE, SUBFOLDER
+
+
+def engine_of(folder: str | os.PathLike[str]) -> str:
+    """The engine a folder is for, from its files (what `--engine auto` picks): "torch" for a model folder (its
+    safetensors weights; a Hub repository with an export beside the model too), "ctranslate2" for an export of
+    `hf-seq2seq export ctranslate2` (its `model.bin` and metadata), "onnxruntime" for an ONNX export (its
+    metadata of format onnx, at the top or in onnx/), "torch" for anything else (a Hub id)."""
+    folder = Path(folder)
+    if any((folder / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")):
+        return "torch"
+    if (folder / "model.bin").is_file() and (folder / EXPORT_FILE).is_file():
+        return "ctranslate2"
+    for place in (folder, folder / SUBFOLDER):
+        metadata = place / EXPORT_FILE
+        if metadata.is_file() and json.loads(metadata.read_text(encoding="utf-8")).get("format") == "onnx":
+            return "onnxruntime"
+    return "torch"
 
 
 def load_translator(
@@ -30,9 +50,11 @@ def load_translator(
     * "onnxruntime": an ONNX export, loaded by
       `hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator(folder, precision=...)`.
 
-    `trust_remote_code` is for the torch engine (a Hub folder's own code). Raises ValueError for an unknown
-    engine or a precision the engine does not take.
+    "auto" is the engine the folder is for (`engine_of`). `trust_remote_code` is for the torch engine (a Hub
+    folder's own code). Raises ValueError for an unknown engine or a precision the engine does not take.
     """
+    if engine == "auto":
+        engine = engine_of(folder)
     if engine == "torch":
         from hf_seq2seq.engines.base import TORCH_PRECISIONS
         from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer

@@ -17,9 +17,9 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from hf_seq2seq.acceleration.cpu_features import cpu_supports
 from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule, align_pairs
 from hf_seq2seq.engines.base import TORCH_PRECISIONS, Translator
-from hf_seq2seq.engines.cpu_features import cpu_supports
 from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
 from hf_seq2seq.engines.packed_weights import use_packed_weights
 from hf_seq2seq.engines.scoring import NO_SCORE, Score

@@ -7,7 +7,7 @@ explicitly wins. docs/results.md has what the CPU presets' models score.
 
 import torch
 
-from hf_seq2seq.engines.cpu_features import cpu_has_matmuls
+from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls
 
 # What every preset shares: validation BLEU picks the best checkpoint, the paper's optimiser settings.
 _COMMON = dict(

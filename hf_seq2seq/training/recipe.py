@@ -24,10 +24,10 @@ from transformers import (
     set_seed,
 )
 
+from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends, sdpa_backends
+from hf_seq2seq.acceleration.compilation import sizes_apart
 from hf_seq2seq.data.loaders import exclusions
 from hf_seq2seq.data.tokenization import tokenize_dataset
-from hf_seq2seq.engines.attention_kernels import parse_sdpa_backends, sdpa_backends
-from hf_seq2seq.engines.compilation import sizes_apart
 from hf_seq2seq.engines.packed_weights import use_packed_weights
 from hf_seq2seq.engines.torch_engine import TorchTranslator
 from hf_seq2seq.evaluation.report import TRAINING_REPORT, EvalReport

@@ -22,7 +22,7 @@ from transformers import (
 )
 from transformers.trainer_callback import ProgressCallback
 
-from hf_seq2seq.engines.cuda_graphs import GraphedTraining
+from hf_seq2seq.acceleration.cuda_graphs import GraphedTraining
 from hf_seq2seq.models.transformer_mt.length_rule import length_rule_limit
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training.arguments import DataArguments

@@ -1,7 +1,7 @@
-"""The measuring tools the speed and memory benchmarks share (`hf_seq2seq.evaluation.benchmark`,
-`hf_seq2seq.evaluation.benchmark_exports`, `hf_seq2seq.evaluation.training_options`).
+"""The measuring tools the speed and memory benchmarks share (`hf_seq2seq.benchmarks.marian`,
+`hf_seq2seq.benchmarks.exports`, `hf_seq2seq.benchmarks.training_options`).
 
-Ours and Marian at identical sizes (`build_models`; the sizes: `hf_seq2seq.evaluation.benchmark_choices`),
+Ours and Marian at identical sizes (`build_models`; the sizes: `hf_seq2seq.benchmarks.choices`),
 synthetic padded batches (`make_batches`), a training step (`train_step_fn`), greedy `generate()` of a fixed
 number of new tokens (`generate_fn`, and which decoding loop it runs: `generate_path`), interleaved timing with
 medians (`interleaved`), FLOPs of a training step and the device's matmul peak, and the peak memory of a
@@ -20,9 +20,9 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import MarianConfig, MarianMTModel
 
-from hf_seq2seq.engines.cuda_graphs import GraphedTraining
+from hf_seq2seq.acceleration.cuda_graphs import GraphedTraining
+from hf_seq2seq.benchmarks.choices import Sizes
 from hf_seq2seq.engines.decoding import Decoding
-from hf_seq2seq.evaluation.benchmark_choices import Sizes
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import greedy_search_arguments
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration

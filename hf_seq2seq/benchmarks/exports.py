@@ -2,8 +2,8 @@
 size (`hf-seq2seq benchmark --exports`): the CTranslate2 exports (float32 and int8; the deploy extra) and the
 ONNX export (fp32 and int8 graphs on ONNX Runtime, where the onnx extra is installed).
 
-The measuring tools are in `hf_seq2seq.evaluation.measuring`; the benchmark against Marian of freshly built
-models is `hf_seq2seq.evaluation.benchmark`.
+The measuring tools are in `hf_seq2seq.benchmarks.measuring`; the benchmark against Marian of freshly built
+models is `hf_seq2seq.benchmarks.marian`.
 """
 
 import os
@@ -18,12 +18,12 @@ import ctranslate2
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from hf_seq2seq.benchmarks.choices import Sizes
+from hf_seq2seq.benchmarks.measuring import build_models, generate_fn, interleaved
 from hf_seq2seq.data.loaders import load_named_dataset
 from hf_seq2seq.engines.base import translate
 from hf_seq2seq.engines.ctranslate2_engine import CTranslate2Translator
 from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
-from hf_seq2seq.evaluation.benchmark_choices import Sizes
-from hf_seq2seq.evaluation.measuring import build_models, generate_fn, interleaved
 from hf_seq2seq.evaluation.metrics import score_translations
 from hf_seq2seq.export.ctranslate2 import export_ctranslate2
 

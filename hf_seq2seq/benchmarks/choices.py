@@ -1,7 +1,7 @@
 """The choices of the measuring commands (`hf-seq2seq benchmark`, `hf-seq2seq measure-training`): the model
 sizes they build and the dtypes they measure at.
 
-`hf_seq2seq.evaluation.benchmark`, `hf_seq2seq.evaluation.training_options` and the command line's flags
+`hf_seq2seq.benchmarks.marian`, `hf_seq2seq.benchmarks.training_options` and the command line's flags
 (`hf_seq2seq.cli._common`, `hf_seq2seq.cli.benchmark`) read them here. This module imports neither torch nor
 transformers, so that the command line can build its parsers without them.
 """

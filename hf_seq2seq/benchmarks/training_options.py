@@ -1,16 +1,16 @@
 """What the Trainer flags `--gradient_checkpointing` and `--torch_compile` give on this model
 (`hf-seq2seq measure-training`): peak memory of a training step without and with activation checkpointing,
 and training tokens/s of an eager and a `torch.compile`d model, at the sizes of
-`hf_seq2seq.evaluation.benchmark_choices`; the measuring tools are in `hf_seq2seq.evaluation.measuring`."""
+`hf_seq2seq.benchmarks.choices`; the measuring tools are in `hf_seq2seq.benchmarks.measuring`."""
 
 import platform
 from dataclasses import asdict
 
 import torch
 
-from hf_seq2seq.engines.compilation import compiled_for_training, sizes_apart
-from hf_seq2seq.evaluation.benchmark_choices import DTYPES, SIZES
-from hf_seq2seq.evaluation.measuring import (
+from hf_seq2seq.acceleration.compilation import compiled_for_training, sizes_apart
+from hf_seq2seq.benchmarks.choices import DTYPES, SIZES
+from hf_seq2seq.benchmarks.measuring import (
     build_models,
     interleaved,
     make_batches,
@@ -40,7 +40,7 @@ def measure_training_options(
 
     Memory: peak memory of three training steps (forward, backward, AdamW) of `memory_batch_size` pairs at
     `memory_size` (default: the `gpu` preset's base model and batch), without and with checkpointing, each in
-    a fresh process (see `hf_seq2seq.evaluation.measuring.peak_memory` for what is measured on CPU and CUDA);
+    a fresh process (see `hf_seq2seq.benchmarks.measuring.peak_memory` for what is measured on CPU and CUDA);
     not measured with `memory_size` None.
     Speed: training tokens/s of eager and compiled copies of one model at `compile_size` (`compiled_for_training`:
     dynamic shapes, whole or with `compile_regions` layer by layer, as `hf-seq2seq train` compiles), with autocast

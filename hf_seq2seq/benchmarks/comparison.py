@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 import torch
 
-from hf_seq2seq.engines.cpu_features import cpu_has_matmuls, linux_cpu_flags
-from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.evaluation.measuring import interleaved, timed
+from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls, linux_cpu_flags
+from hf_seq2seq.benchmarks.measuring import interleaved, timed
+from hf_seq2seq.engines.base import Translator
 
 MEANS = (
     "bleu",
@@ -75,15 +75,15 @@ def machine_line(facts: dict) -> str:
 
 
 def batch_1_latency_ms(
-    folders: dict[str, str], sentences: Sequence[str], repeats: int = 3
+    translators: dict[str, Translator], sentences: Sequence[str], repeats: int = 3
 ) -> dict[str, float]:
-    """Milliseconds per sentence of each saved model folder (name -> folder) translating `sentences` one at a
-    time with its saved decoding on the torch engine (packed weights, as `hf-seq2seq translate`): the median
-    over `repeats` passes, the models taking turns on every sentence so that the machine's load falls on all
-    alike, each after an untimed pass over all the sentences (the first call of each shape pays one-time
-    costs)."""
-    translators = {name: load_translator(folder, "torch") for name, folder in folders.items()}
-    device = next(iter(translators.values())).model.device.type
+    """Milliseconds per sentence of each translator (name -> a loaded `Translator` of any engine; a model folder
+    on the torch engine has packed weights, as `hf-seq2seq translate`) translating `sentences` one at a time with
+    its saved decoding: the median over `repeats` passes, the translators taking turns on every sentence so that
+    the machine's load falls on all alike, each after an untimed pass over all the sentences (the first call of
+    each shape pays one-time costs)."""
+    devices = {getattr(getattr(t, "model", None), "device", None) for t in translators.values()}
+    device = "cuda" if any(getattr(d, "type", None) == "cuda" for d in devices) else "cpu"
     batches = [[sentence] for sentence in sentences]
     one_by_one = {
         name: functools.partial(translator.translate_sentences, batch_size=1)

@@ -22,9 +22,9 @@ implementation. Measurements are interleaved (ours, Marian, ours, ...) and repea
 5. optionally, training of `torch.compile`d copies of both models (as `hf-seq2seq train --torch_compile true`),
    against both eager Marian and compiled Marian, their compilation timed apart.
 
-The measuring tools are in `hf_seq2seq.evaluation.measuring`, the model sizes in
-`hf_seq2seq.evaluation.benchmark_choices`; the benchmark of the CTranslate2 and ONNX exports is
-`hf_seq2seq.evaluation.benchmark_exports`.
+The measuring tools are in `hf_seq2seq.benchmarks.measuring`, the model sizes in
+`hf_seq2seq.benchmarks.choices`; the benchmark of the CTranslate2 and ONNX exports is
+`hf_seq2seq.benchmarks.exports`.
 """
 
 import contextlib
@@ -37,12 +37,10 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from hf_seq2seq.engines.compilation import compiled_for_training
-from hf_seq2seq.engines.cpu_features import cpu_has_matmuls
-from hf_seq2seq.engines.packed_weights import use_packed_weights
-from hf_seq2seq.engines.torch_engine import set_precision
-from hf_seq2seq.evaluation.benchmark_choices import DTYPES, SIZES, Sizes
-from hf_seq2seq.evaluation.measuring import (
+from hf_seq2seq.acceleration.compilation import compiled_for_training
+from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls
+from hf_seq2seq.benchmarks.choices import DTYPES, SIZES, Sizes
+from hf_seq2seq.benchmarks.measuring import (
     build_models,
     generate_fn,
     generate_path,
@@ -56,6 +54,8 @@ from hf_seq2seq.evaluation.measuring import (
     tokens,
     train_step_fn,
 )
+from hf_seq2seq.engines.packed_weights import use_packed_weights
+from hf_seq2seq.engines.torch_engine import set_precision
 
 logger = logging.getLogger(__name__)
 
@@ -74,16 +74,44 @@ in the code they share, at every shape."""
 
 
 @dataclass(frozen=True)
-class _Settings:
-    """How much is measured (the result's "settings")."""
+class BenchmarkSettings:
+    """What `run_benchmark` measures and how much: the flags of `hf-seq2seq benchmark` (see `run_benchmark`)."""
 
-    train_batch_size: int
-    train_batches: int
-    generate_batch_size: int
-    new_tokens: int
-    latency_runs: int
-    repeats: int
-    train_batch_tokens: int | None
+    size: str = "cpu"
+    device: str | None = None  # None: cuda if available, else cpu
+    dtype: str = "fp32"
+    marian_dtype: str | None = None  # None: `dtype`
+    train_batch_size: int = 64
+    train_batches: int = 8
+    generate_batch_size: int = 64
+    new_tokens: int = 20
+    latency_runs: int = 5
+    repeats: int = 5
+    measure_memory: bool = True
+    measure_training: bool = True
+    precisions: tuple[str, ...] = ()
+    compiled: bool = False
+    train_batch_tokens: int | None = None
+    peak_size: int | None = None
+    compiled_training: bool = False
+    compile_backend: str = "inductor"
+    compile_regions: bool = False
+    compile_mode: str | None = None
+    cuda_graphs: bool | None = None  # None: on a CUDA device
+
+    def amounts(self) -> dict:
+        """How much was measured: the result's "settings"."""
+        names = (
+            "train_batch_size",
+            "train_batches",
+            "generate_batch_size",
+            "new_tokens",
+            "latency_runs",
+            "repeats",
+        )
+        return {name: getattr(self, name) for name in names} | {
+            "train_batch_tokens": self.train_batch_tokens if self.measure_training else None
+        }
 
 
 @contextlib.contextmanager
@@ -104,30 +132,8 @@ def _log_throughput(what: str, batches: list[dict], seconds: dict[str, float]) -
     )
 
 
-def run_benchmark(
-    size: str = "cpu",
-    device: str | None = None,
-    dtype: str = "fp32",
-    marian_dtype: str | None = None,
-    train_batch_size: int = 64,
-    train_batches: int = 8,
-    generate_batch_size: int = 64,
-    new_tokens: int = 20,
-    latency_runs: int = 5,
-    repeats: int = 5,
-    measure_memory: bool = True,
-    measure_training: bool = True,
-    precisions: tuple[str, ...] = (),
-    compiled: bool = False,
-    train_batch_tokens: int | None = None,
-    peak_size: int | None = None,
-    compiled_training: bool = False,
-    compile_backend: str = "inductor",
-    compile_regions: bool = False,
-    compile_mode: str | None = None,
-    cuda_graphs: bool | None = None,
-) -> dict:
-    """Measure both models; returns a JSON-serialisable dict of figures and ours/Marian ratios.
+def run_benchmark(settings: BenchmarkSettings = BenchmarkSettings()) -> dict:
+    """Measure both models as `settings` says; returns a JSON-serialisable dict of figures and ours/Marian ratios.
 
     `dtype` (and `marian_dtype`, default the same) is fp32, or bf16/fp16: autocast for training (fp32 master
     weights), weights stored in that dtype for generation. `measure_training=False` measures generation only
@@ -153,51 +159,55 @@ def run_benchmark(
     set, under "cuda_graphs" (`_graphed_training`). Marian is not: its forward reads the device's data on the
     host (a wait that a graph cannot record).
     """
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if cuda_graphs is None:
-        cuda_graphs = device.startswith("cuda") and measure_training
+    device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    cuda_graphs = (
+        device.startswith("cuda") and settings.measure_training
+        if settings.cuda_graphs is None
+        else settings.cuda_graphs
+    )
     if cuda_graphs and not device.startswith("cuda"):
         raise ValueError(f"--cuda-graphs needs a CUDA device, not {device}")
-    settings = _Settings(
-        train_batch_size,
-        train_batches,
-        generate_batch_size,
-        new_tokens,
-        latency_runs,
-        repeats,
-        train_batch_tokens if measure_training else None,
-    )
-    dtypes = {"ours": dtype, "marian": marian_dtype or dtype}
+    train_batch_tokens = settings.train_batch_tokens if settings.measure_training else None
+    dtypes = {"ours": settings.dtype, "marian": settings.marian_dtype or settings.dtype}
     amp = {k: getattr(torch, DTYPES[v]) if DTYPES[v] else None for k, v in dtypes.items()}
-    sizes = SIZES[size]
+    sizes = SIZES[settings.size]
     models = build_models(sizes, device)
     compiled_models = {  # copies with the same initial weights, before ours is packed for generation
         f"{name} compiled": compiled_for_training(
-            copy.deepcopy(model), backend=compile_backend, mode=compile_mode, regions=compile_regions
+            copy.deepcopy(model),
+            backend=settings.compile_backend,
+            mode=settings.compile_mode,
+            regions=settings.compile_regions,
         )
         for name, model in models.items()
-        if compiled_training and measure_training
+        if settings.compiled_training and settings.measure_training
     }
-    train = make_batches(train_batches, train_batch_size, sizes.vocab_size, device, seed=1)
-    gen = make_batches(1, generate_batch_size, sizes.vocab_size, device, seed=2)
-    single = make_batches(latency_runs, 1, sizes.vocab_size, device, seed=3)
+    train = make_batches(settings.train_batches, settings.train_batch_size, sizes.vocab_size, device, seed=1)
+    gen = make_batches(1, settings.generate_batch_size, sizes.vocab_size, device, seed=2)
+    single = make_batches(settings.latency_runs, 1, sizes.vocab_size, device, seed=3)
     train_s = None
-    if measure_training:
-        what = f"training, {train_batch_size} sentences a batch"
-        train_s = _time_training(what, models, amp, train, repeats, device)
+    if settings.measure_training:
+        what = f"training, {settings.train_batch_size} sentences a batch"
+        train_s = _time_training(what, models, amp, train, settings.repeats, device)
     by_tokens, by_tokens_s = None, {}
-    if settings.train_batch_tokens:
-        by_tokens = make_token_batches(train_batches, train_batch_tokens, sizes.vocab_size, device, seed=4)
+    if train_batch_tokens:
+        by_tokens = make_token_batches(
+            settings.train_batches, train_batch_tokens, sizes.vocab_size, device, seed=4
+        )
         what = f"training, batches of up to {train_batch_tokens} tokens"
-        by_tokens_s = _time_training(what, models, amp, by_tokens, repeats, device)
+        by_tokens_s = _time_training(what, models, amp, by_tokens, settings.repeats, device)
     batch_sets = {"sentences": (train, train_s), "token_batches": (by_tokens, by_tokens_s)}
     compiled_rows = (
-        _compiled_training(compiled_models, amp, batch_sets, repeats, device) if compiled_models else None
+        _compiled_training(compiled_models, amp, batch_sets, settings.repeats, device)
+        if compiled_models
+        else None
     )
-    graphed_rows = _graphed_training(models, amp, batch_sets, repeats, device) if cuda_graphs else None
+    graphed_rows = (
+        _graphed_training(models, amp, batch_sets, settings.repeats, device) if cuda_graphs else None
+    )
     hub_user = copy.deepcopy(models["ours"])  # the same weights, its greedy search on plain Linear layers
     use_packed_weights(models["ours"])
-    opt_in = _opt_in_models(models["ours"], precisions, compiled)
+    opt_in = _opt_in_models(models["ours"], settings.precisions, settings.compiled)
     with _stage("generate()"):
         gen_s, lat_s, first_pass_s = _time_generation(
             settings, device, models, amp, opt_in, hub_user, gen, single
@@ -205,18 +215,20 @@ def run_benchmark(
     generation = {name: _generation_figures(settings, gen_s[name], lat_s[name]) for name in lat_s}
     peak_dtypes = {name: peak_dtype(device, dtype) for name, dtype in amp.items()}
     with _stage("the matmul peak"):
-        peaks = {dtype: matmul_peak_flops(device, dtype, peak_size) for dtype in set(peak_dtypes.values())}
+        peaks = {
+            dtype: matmul_peak_flops(device, dtype, settings.peak_size) for dtype in set(peak_dtypes.values())
+        }
     peak = {name: peaks[peak_dtypes[name]] for name in amp}
     with _stage("FLOPs and memory"):
         figures = _model_figures(
-            settings, sizes, device, models, amp, train, train_s, generation, peak, measure_memory
+            settings, sizes, device, models, amp, train, train_s, generation, peak, settings.measure_memory
         )
     token_batches = _token_batch_figures(models, by_tokens, by_tokens_s, peak) if by_tokens else None
     if graphed_rows:
         _add_graphed_mfu(graphed_rows, {"sentences": figures, "token_batches": token_batches})
     if compiled_rows:
         _add_compiled_mfu(compiled_rows, {"sentences": figures, "token_batches": token_batches})
-    return _environment(size, sizes, device, dtypes, settings) | {
+    return _environment(sizes, device, dtypes, settings) | {
         "matmul_peak_flops_per_s": peak["ours"],
         "matmul_peak_dtype": _dtype_name(peak_dtypes["ours"]),
         "matmul_peak_note": _peak_note(device, amp["ours"], peak_dtypes["ours"]),
@@ -224,15 +236,15 @@ def run_benchmark(
         "token_batches": token_batches,
         "compiled_training": compiled_rows,
         "compiled_training_settings": {
-            "backend": compile_backend,
-            "mode": compile_mode,
+            "backend": settings.compile_backend,
+            "mode": settings.compile_mode,
             "dynamic": True,
-            "regions": compile_regions,
+            "regions": settings.compile_regions,
         }
         if compiled_rows
         else None,
         "cuda_graphs": graphed_rows,
-        "generate_path": _generate_paths(models, opt_in, hub_user, gen[0], new_tokens),
+        "generate_path": _generate_paths(models, opt_in, hub_user, gen[0], settings.new_tokens),
         "ours": figures["ours"],
         "marian": figures["marian"],
         "ratio_ours_over_marian": _ratios(figures["ours"], figures["marian"]),
@@ -425,7 +437,7 @@ def _opt_in_models(
 
 
 def _time_generation(
-    settings: _Settings,
+    settings: BenchmarkSettings,
     device: str,
     models: dict[str, torch.nn.Module],
     amp: dict[str, torch.dtype | None],
@@ -464,7 +476,7 @@ def _generate_paths(
     return paths | {HUB_USER: generate_path(hub_user.eval(), batch, new_tokens)}
 
 
-def _hub_user_figures(settings: _Settings, gen_s: float, marian: dict[str, float]) -> dict:
+def _hub_user_figures(settings: BenchmarkSettings, gen_s: float, marian: dict[str, float]) -> dict:
     """The `HUB_USER` row: its batch-64 generate() throughput and that over Marian's."""
     new_tokens_per_s = settings.generate_batch_size * settings.new_tokens / gen_s
     return {
@@ -473,7 +485,7 @@ def _hub_user_figures(settings: _Settings, gen_s: float, marian: dict[str, float
     }
 
 
-def _generation_figures(settings: _Settings, gen_s: float, lat_s: float) -> dict[str, float]:
+def _generation_figures(settings: BenchmarkSettings, gen_s: float, lat_s: float) -> dict[str, float]:
     """A generate() row's figures from its median seconds over the batch-64 batch and the batch-1 sentences."""
     return {
         GENERATE_B64: settings.generate_batch_size * settings.new_tokens / gen_s,
@@ -482,7 +494,7 @@ def _generation_figures(settings: _Settings, gen_s: float, lat_s: float) -> dict
 
 
 def _model_figures(
-    settings: _Settings,
+    settings: BenchmarkSettings,
     sizes: Sizes,
     device: str,
     models: dict[str, torch.nn.Module],
@@ -557,10 +569,10 @@ def _opt_in_figures(
     }
 
 
-def _environment(size: str, sizes: Sizes, device: str, dtypes: dict[str, str], settings: _Settings) -> dict:
+def _environment(sizes: Sizes, device: str, dtypes: dict[str, str], settings: BenchmarkSettings) -> dict:
     """What the result was measured on and with: sizes, device, threads, dtypes, torch, settings."""
     return {
-        "size": size,
+        "size": settings.size,
         "sizes": asdict(sizes),
         "device": device,
         "device_name": torch.cuda.get_device_name()
@@ -569,7 +581,7 @@ def _environment(size: str, sizes: Sizes, device: str, dtypes: dict[str, str], s
         "threads": torch.get_num_threads(),
         "dtype": dtypes,
         "torch": torch.__version__,
-        "settings": asdict(settings),
+        "settings": settings.amounts(),
     }
 
 
