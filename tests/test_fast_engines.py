@@ -115,7 +115,7 @@ def test_subtitles_and_a_word_document_from_the_command(engine, tmp_path):
     assert any(run.bold for run in translated.paragraphs[1].runs)  # on the words the engine aligns to "here"
 
 
-def test_html_glossaries_and_files_through_the_server(engine):
+def test_html_glossaries_documents_and_subtitles_through_the_server(engine):
     _, translator = engine
     app = create_app(
         lambda: TranslatorWorker(translator, "en", "fr"), ServeConfig(), load_in_background=False
@@ -147,6 +147,20 @@ def test_html_glossaries_and_files_through_the_server(engine):
         download = client.get(answer.json()["translatedFileUrl"])
         translated = docx.Document(io.BytesIO(download.content)).paragraphs[0]
         assert translated.text == "merci !" and all(run.italic for run in translated.runs)
+
+        subtitles = "1\n00:00:01,000 --> 00:00:02,500\nthe big dog sat\non the mat .\n"
+        answer = client.post(
+            "/translate_file",
+            files={"file": ("talk.srt", subtitles.encode())},
+            data={"source": "en", "target": "fr"},
+        )
+        assert answer.status_code == 200, answer.text
+        (cue,) = srt.parse(client.get(answer.json()["translatedFileUrl"]).text)
+        assert (cue.start.total_seconds(), cue.end.total_seconds()) == (1.0, 2.5)
+        assert (
+            cue.content.count("\n") == 1
+            and cue.content.replace("\n", " ") == "le grand chien est sur le tapis ."
+        )
 
 
 def test_a_command_on_an_export_picks_its_engine_itself(exports, memorising_folder, capsys):
