@@ -93,10 +93,9 @@ class _Reader(HTMLParser):
     def __init__(self, document: str):
         super().__init__(convert_charrefs=True)
         self.document = document
-        lines = document.splitlines(keepends=True)
-        self.line_starts = [0]
-        for line in lines:
-            self.line_starts.append(self.line_starts[-1] + len(line))
+        # where each line starts, lines as the parser counts them (ended by "\n" alone: not by "\r", a form
+        # feed or U+2028, which `str.splitlines` also ends lines at)
+        self.line_starts = [0] + [k + 1 for k, char in enumerate(document) if char == "\n"]
         self.found: list[tuple[int, Piece]] = []
 
     def _add(self, piece: Piece) -> None:
@@ -243,12 +242,16 @@ def _held(pieces: list[Piece], untranslated: list[bool]) -> dict[int, int]:
 def _passages(pieces: list[Piece], untranslated: list[bool], held: dict[int, int]) -> list[Passage]:
     """The passages of a document (see the module docstring), with their element pairs matched; none in the
     `untranslated` pieces but the `held` elements (`_held`), each whole inside its passage."""
-    passages, run, kept, after = [], [], 0, 0  # after: the end of the held element last taken
+    passages, run, after = [], [], 0  # after: the end of the held element last taken
     held_pieces = {i for first, end in held.items() for i in range(first, end)}
+    # the elements open, as browsers nest them, and where among them each kept one open is: an end tag closes
+    # the elements open inside its element, so a kept one left open (`<li><kbd>C-c</li>`) ends with its parent
+    names: list[str] = []
+    kept_at: list[int] = []
     for k, piece in enumerate(pieces):
         if k < after:
             continue
-        if k in held and not kept:
+        if k in held and not kept_at:
             run += range(k, held[k])
             after = held[k]
             continue
@@ -257,8 +260,17 @@ def _passages(pieces: list[Piece], untranslated: list[bool], held: dict[int, int
             or piece.tag in INLINE_ELEMENTS
             or (piece.tag in INLINE_VOID_ELEMENTS and piece.kind in ("start", "startend"))
         )
+        if piece.kind == "start" and piece.tag not in VOID_ELEMENTS:
+            names.append(piece.tag)
+            if piece.tag in KEPT_ELEMENTS:
+                kept_at.append(len(names))
+        elif piece.kind == "end" and piece.tag in names:
+            depth = len(names) - names[::-1].index(piece.tag)
+            del names[depth - 1 :]
+            while kept_at and kept_at[-1] >= depth:
+                kept_at.pop()
+        kept = bool(kept_at)
         if piece.tag in KEPT_ELEMENTS and piece.kind in ("start", "end"):
-            kept += 1 if piece.kind == "start" else -1 if kept else 0
             inline = False
         if inline and not kept and not untranslated[k] and piece.kind != "other":
             run.append(k)
@@ -304,6 +316,7 @@ def _prepare(passage: Passage, pieces: list[Piece], held: dict[int, int]) -> Non
     `held` element is one word of the text, a stand-in that the translation keeps as written (a placeholder,
     `hf_seq2seq.models.transformer_mt.protected_spans`), put back by `_render`."""
     parts, stack = [], []
+    opened_at: dict[int, int] = {}  # each span: how many text parts came before it opened
     words, last = 0, " "  # the words of the text so far (counted as they come), its last character
     prefix, stand_ins = "kept", set()  # of the stand-ins: a prefix the passage's own text does not hold
     while any("{" + prefix in pieces[k].raw + pieces[k].text for k in range(passage.start, passage.end)):
@@ -325,12 +338,15 @@ def _prepare(passage: Passage, pieces: list[Piece], held: dict[int, int]) -> Non
         elif piece.kind == "end":
             index = stack.pop()
             span = passage.spans[index]
-            passage.spans[index] = Span(span.start, max(words, span.start), span.parent)
+            # an element without text is a point, even where it stands inside a word (`4.0<a></a>;`)
+            end = max(words, span.start) if "".join(parts[opened_at[index] :]).strip() else span.start
+            passage.spans[index] = Span(span.start, end, span.parent)
             passage.span_pieces[index] = (passage.span_pieces[index][0], k)
         else:  # an opening tag, or an image (a point)
             parent = stack[-1] if stack else None
             passage.spans.append(Span(words_before, words_before, parent))
             passage.span_pieces.append((k, None))
+            opened_at[len(passage.spans) - 1] = len(parts)
             if piece.kind == "start" and piece.tag not in INLINE_VOID_ELEMENTS:
                 stack.append(len(passage.spans) - 1)
         k = held.get(k, k + 1)

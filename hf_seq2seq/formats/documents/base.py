@@ -172,3 +172,31 @@ def read_xml(content: bytes, what: str, extension: str):
         return etree.fromstring(content, parser)
     except etree.XMLSyntaxError as error:
         raise DocumentError(f"not {what}, or a damaged one: {error}") from None
+
+
+def repackaged(source: bytes, written: bytes, parts: dict[str, bytes] | None = None) -> bytes:
+    """A package that python-docx or python-pptx saved (`written`) with what they drop on reading put back
+    from `source`: the relationships to no part (a link to a bookmark, `#_ftn1`, which their reader skips while
+    the text still points at it), each added to its `.rels` file by its id; and each of `parts` (by name in the
+    archive) written with the content given. Every other entry as it was saved."""
+    etree = require("lxml.etree", "lxml", ".docx")
+    parts = dict(parts or {})
+    with zipfile.ZipFile(io.BytesIO(source)) as original, zipfile.ZipFile(io.BytesIO(written)) as saved:
+        names = set(saved.namelist())
+        for name in original.namelist():
+            if not name.endswith(".rels") or name not in names or name in parts:
+                continue
+            before = read_xml(original.read(name), "a package", ".docx")
+            after = read_xml(saved.read(name), "a package", ".docx")
+            ids = {relationship.get("Id") for relationship in after}
+            dropped = [relationship for relationship in before if relationship.get("Id") not in ids]
+            if dropped:
+                after.extend(dropped)
+                parts[name] = etree.tostring(after, xml_declaration=True, encoding="UTF-8", standalone=True)
+        if not parts:
+            return written
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+            for item in saved.infolist():
+                archive.writestr(item, parts.get(item.filename, saved.read(item)))
+    return out.getvalue()

@@ -5,7 +5,7 @@ rest of the file kept as it was.
 
 A paragraph is translated as one text, and what formats its words follows them as
 `hf_seq2seq.formats.documents.runs` places them: a span of a style (`text:span`) wraps the target words that take
-its style, and a link (`text:a`, a container as a Word hyperlink is) the target words aligned to its words, in one
+its style (spans of the same styles being one look), and a link (`text:a`, a container as a Word hyperlink is) the target words aligned to its words, in one
 piece; each written again with its own attributes, none that had words left empty. Everything
 else in a paragraph is kept and moved with the words: spaces (`text:s`), tabs and line breaks, fields (a date, a
 page number, a user field) with their text, bookmarks, images and frames, footnotes and comments (whose own
@@ -85,7 +85,9 @@ class OpenDocument(DocumentFormat):
             for top in tree.getroot().iter(PARTS[name])
             for paragraph in top.iter(*PARAGRAPHS)
         ]
-        translated = translate_paragraphs([_pieces(p, ()) for _, p in paragraphs], job, weight=len)
+        translated = translate_paragraphs(
+            [_pieces(p, ()) for _, p in paragraphs], job, weight=len, look=_look
+        )
         changed = set()
         for (name, paragraph), out in zip(paragraphs, translated, strict=True):
             if out is not None:
@@ -151,6 +153,11 @@ def _pieces(element, path: tuple) -> list[Piece]:
         if child.tail:
             pieces.append(Piece(text=child.tail, style=path))
     return pieces
+
+
+def _look(path: tuple) -> tuple:
+    """What tells texts' formatting apart: the styles of the spans around them (spans of one style alike)."""
+    return tuple((span.get(TEXT + "style-name"), span.get(TEXT + "class-names")) for span in path)
 
 
 def _write(parent, out: list[Out]) -> None:

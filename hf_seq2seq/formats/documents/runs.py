@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from itertools import accumulate, pairwise
 from typing import Any
 
 from hf_seq2seq.engines.alignment import word_spans
@@ -169,7 +171,10 @@ def _arrange(source: _Source, result: AlignedTranslation, weight, look) -> list[
     for k, entry in enumerate(entries):
         if entry.container is not None:
             owner[ranges[k][0] : ranges[k][1]] = [k] * (ranges[k][1] - ranges[k][0])
-    styles = _word_styles(source, alignment, owner, look)
+    split = _split_words(
+        source, alignment, target, owner, look
+    )  # target word -> its stretches and their pieces
+    styles = _word_styles(source, alignment, owner, target, look, split)
     depth: dict[int | None, int] = {None: 0}  # how many containers each container is inside, itself included
     for k, span in enumerate(spans):  # a container's parent comes before it
         depth[k] = depth[span.parent] + 1
@@ -196,15 +201,14 @@ def _arrange(source: _Source, result: AlignedTranslation, weight, look) -> list[
             texts[j] = " " + texts[j]
     if texts:
         texts[0], texts[-1] = source.lead + texts[0], texts[-1] + source.trail
-    copied = _copied_words(source, alignment, target, look)
 
     def text(low: int, high: int) -> list[Out]:
         out: list[Out] = []
         for j in range(low, high):
             parts = [(styles[j], texts[j])]
-            if j in copied:  # a word written as in the source, piece by piece (H<sub>2</sub>O)
+            if j in split:  # a word written in stretches as its source word is (H<sub>2</sub>O)
                 at = texts[j].find(target[j])
-                parts = [(piece.style, part) for piece, part in copied[j]]
+                parts = [(piece.style, part) for piece, part in split[j]]
                 parts[0] = (parts[0][0], texts[j][:at] + parts[0][1])
                 parts[-1] = (parts[-1][0], parts[-1][1] + texts[j][at + len(target[j]) :])
             for style, part in parts:
@@ -236,8 +240,9 @@ def _arrange(source: _Source, result: AlignedTranslation, weight, look) -> list[
     return render(None, 0, len(target))
 
 
-def _word_styles(source: _Source, alignment, owner: list[int | None], look) -> list[Hashable]:
-    """The style of each target word (see the module docstring)."""
+def _word_styles(source: _Source, alignment, owner, target: list[str], look, split: dict) -> list[Hashable]:
+    """The style of each target word (see the module docstring); `split` gets the target words to write in
+    stretches as a source word is."""
     aligned: dict[int, list[int]] = {}
     for i, j in alignment:
         aligned.setdefault(j, []).append(i)
@@ -253,36 +258,66 @@ def _word_styles(source: _Source, alignment, owner: list[int | None], look) -> l
             same = [k for k in range(len(pieces)) if owner[k] == owner[j] and pieces[k] is not None]
             near = min(same, key=lambda k: (abs(k - j), k > j), default=None)
             pieces[j] = pieces[near] if near is not None else _first_piece(source, owner[j])
-    _keep_looks(source, alignment, owner, pieces, look)
+    _keep_looks(source, alignment, owner, target, pieces, look, split)
     return [piece.style for piece in pieces]
 
 
-def _keep_looks(source: _Source, alignment, owner: list[int | None], pieces: list, look) -> None:
+def _keep_looks(
+    source: _Source, alignment, owner, target: list[str], pieces: list, look, split: dict
+) -> None:
     """Every look that source words had in a container given to a target word of that container, if none has
     it yet: a word aligned to those source words, else the word nearest to where their neighbours put them (at
     their relative place where no neighbour is aligned; one aligned to nothing first), taken from a look that
-    other target words still have."""
-    looks = [look(piece.style) for piece in pieces]
+    other target words still have. A look that only a stretch of a word had (`x²`'s superscript) is given by
+    writing such a target word in stretches as that word is (added to `split`)."""
+    looks = [{look(piece.style)} for piece in pieces]
+    for j, written in split.items():
+        looks[j] = {look(piece.style) for piece, _ in written}
     linked = {j for _, j in alignment}
     groups: dict[tuple, list[int]] = {}  # (container, look) -> its source words
-    for i, piece in enumerate(source.word_pieces):
-        groups.setdefault((source.parents[piece], look(piece.style)), []).append(i)
+    for i, parts in enumerate(source.word_parts):
+        for piece, part in parts:
+            words = groups.setdefault((source.parents[piece], look(piece.style)), [])
+            words += [i] if part.strip() and (not words or words[-1] != i) else []
     for (container, wanted), words in groups.items():
         mine = [j for j, k in enumerate(owner) if k == container]
-        if any(looks[j] == wanted for j in mine):
+        if not words or any(wanted in looks[j] for j in mine):
             continue
-        count = Counter(looks[j] for j in mine)
-        aligned = sorted({j for i, j in alignment if i in words and owner[j] == container})
-        before = [j for i, j in alignment if i < words[0] and owner[j] == container]
-        point = max(before) + 1 if before else 0
-        if not before and not any(i > words[-1] and owner[j] == container for i, j in alignment):
-            point = round(words[0] * len(owner) / len(source.word_pieces))  # no neighbour aligned
+        inside = _parts_in(source, words[0], container)
+        point = _point(source, alignment, owner, container, words)
         # a target word aligned to nothing first (likely those words' translation), the nearest first
         nearest = sorted(mine, key=lambda j: (j in linked, abs(j - point), j < point))
+        if len({look(piece.style) for piece, _ in inside}) > 1:  # a stretch inside a word (a superscript)
+            aligned = [j for i, j in alignment if i == words[0] and owner[j] == container]
+            for j in [j for j in aligned + nearest if j not in split]:
+                written = _split_like(inside, target[j])
+                if wanted in {look(piece.style) for piece, _ in written}:
+                    split[j], looks[j] = written, {look(piece.style) for piece, _ in written}
+                    break
+            else:  # no word long enough to hold the stretch: a whole word takes its look
+                inside = [(piece, part) for piece, part in inside if look(piece.style) == wanted]
+            if wanted in set().union(*(looks[j] for j in mine)):
+                continue
+        count = Counter(next(iter(looks[j])) for j in mine if j not in split)
+        aligned = sorted({j for i, j in alignment if i in words and owner[j] == container})
         for j in aligned + nearest:
-            if count[looks[j]] > 1:
-                pieces[j], looks[j] = source.word_pieces[words[0]], wanted
+            if j not in split and count[next(iter(looks[j]))] > 1:
+                pieces[j], looks[j] = inside[0][0], {wanted}
                 break
+
+
+def _parts_in(source: _Source, word: int, container: int | None) -> list[tuple[Piece, str]]:
+    """The stretches of a source word that are inside `container` (a word may straddle a link's edge)."""
+    return [(piece, part) for piece, part in source.word_parts[word] if source.parents[piece] == container]
+
+
+def _point(source: _Source, alignment, owner: list[int | None], container, words: list[int]) -> int:
+    """Where source `words` would be among their container's target words: after the target words their
+    neighbours before are aligned to, at their relative place where no neighbour is aligned."""
+    before = [j for i, j in alignment if i < words[0] and owner[j] == container]
+    if not before and not any(i > words[-1] and owner[j] == container for i, j in alignment):
+        return round(words[0] * len(owner) / len(source.word_pieces))  # no neighbour aligned
+    return max(before) + 1 if before else 0
 
 
 def _first_piece(source: _Source, container: int | None) -> Piece:
@@ -292,13 +327,56 @@ def _first_piece(source: _Source, container: int | None) -> Piece:
     return (inside or source.word_pieces)[0]
 
 
-def _copied_words(source: _Source, alignment, target: list[str], look) -> dict[int, list[tuple[Piece, str]]]:
-    """The target words that are a source word they are aligned to, copied as written, whose source word is
-    written in pieces of different looks (a formula, `x²`): target word -> the source word's stretches."""
-    out = {}
+def _split_words(source: _Source, alignment, target: list[str], owner: list[int | None], look) -> dict:
+    """The target words to write in stretches of different looks as a source word is (a formula, `x²`, `1st`):
+    of the target words aligned to such a source word within a container, the one most like it (sharing a
+    character at least): target word -> its stretches, each with the piece it is written as (`_split_like`)."""
+    best: dict[tuple, tuple[float, int]] = {}  # (source word, container) -> (likeness, target word)
     for i, j in alignment:
-        parts = source.word_parts[i] if i < len(source.word_parts) else []
-        if len(parts) > 1 and "".join(part for _, part in parts) == target[j]:
-            if any(look(piece.style) != look(parts[0][0].style) for piece, _ in parts):
-                out[j] = parts
+        parts = _parts_in(source, i, owner[j]) if i < len(source.word_parts) else []
+        if len({look(piece.style) for piece, _ in parts}) < 2:
+            continue
+        likeness = SequenceMatcher(
+            None, "".join(part for _, part in parts), target[j], autojunk=False
+        ).ratio()
+        if likeness > best.get((i, owner[j]), (0.0, 0))[0]:
+            best[i, owner[j]] = (likeness, j)
+    return {
+        j: _split_like(_parts_in(source, i, container), target[j]) for (i, container), (_, j) in best.items()
+    }
+
+
+def _split_like(parts: list[tuple[Piece, str]], word: str) -> list[tuple[Piece, str]]:
+    """`word` cut into stretches of the pieces of a source word written in `parts`: a character the two share
+    (by difflib's matching) takes its source character's piece, a replaced stretch its source stretch's pieces
+    in proportion (`1st` -> `1er`: `er` as `st`), an added one the piece before it. Where that leaves a piece
+    out and the word has a character for each part, the word is cut in proportion to the parts instead."""
+    written = "".join(part for _, part in parts)
+    owners = [piece for piece, part in parts for _ in part]
+    pieces: list[Piece] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, written, word, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            if tag == "equal":
+                pieces.append(owners[i1 + j - j1])
+            elif tag == "replace":
+                pieces.append(owners[i1 + (j - j1) * (i2 - i1) // (j2 - j1)])
+            else:  # inserted
+                pieces.append(owners[max(i1 - 1, 0)])
+    if {id(piece) for piece, _ in parts} - {id(piece) for piece in pieces} and len(word) >= len(parts):
+        ends = list(accumulate(len(part) for _, part in parts))
+        cuts = [0]
+        for end in ends[:-1]:
+            cuts.append(
+                min(max(round(len(word) * end / ends[-1]), cuts[-1] + 1), len(word) - len(parts) + len(cuts))
+            )
+        cuts.append(len(word))
+        pieces = [
+            piece for (piece, _), (a, b) in zip(parts, pairwise(cuts), strict=True) for _ in range(b - a)
+        ]
+    out: list[tuple[Piece, str]] = []
+    for piece, char in zip(pieces, word, strict=True):
+        if out and out[-1][0] is piece:
+            out[-1] = (piece, out[-1][1] + char)
+        else:
+            out.append((piece, char))
     return out

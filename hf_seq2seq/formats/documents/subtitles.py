@@ -1,7 +1,9 @@
 """The text of subtitle cues (SubRip, WebVTT): translated as one text per cue and wrapped back into as many lines.
 
-A cue's lines are joined into one text and translated sentence by sentence with its word alignment (a dialogue
-cue, whose every line starts with a dash, one line or more, is one text per line, its dash kept). A sentence
+A cue's lines are joined into one text and translated sentence by sentence with its word alignment. A dialogue
+cue (a line of it starts with a dash, after any tags: `-Hi.`, `<i>- Hi.</i>`) is one text per speaker, from a
+dashed line to the next (a first speaker without a dash too), each dash kept as written at the start of its
+speaker's first line, after the tags there. A sentence
 that runs on from one cue into the next (the cue ends with a word or a comma) is translated as one text with
 the cues it runs over (`JOINED` at most; dialogue cues are not joined), and its translation is cut back into
 those cues by the word alignment: each cut where the most aligned words fall on the side of their source
@@ -29,8 +31,8 @@ from hf_seq2seq.formats.spans import Span, project_spans, render_spans
 
 TAG = re.compile(r"</?[A-Za-z][^<>]*>|<\d[\d:.]*>|\{\\[^{}]*\}")
 """A cue text tag: an element's opening or closing tag, a timestamp, or a SubRip/ASS override in braces."""
-DIALOGUE = re.compile(r"\s*[-–—]\s*")
-"""A dialogue line's dash, kept as written before the line's translation."""
+DIALOGUE = re.compile(rf"((?:{TAG.pattern})*)(\s*[-–—]\s*)")
+"""A dialogue line's tags before its dash, and its dash, kept as written before the speaker's translation."""
 GOES_ON = re.compile(r"[\w,]\s*$")
 """The end of a cue whose sentence goes on in the next cue: a word or a comma, no closing punctuation."""
 JOINED = 4
@@ -153,29 +155,60 @@ def wrap(items: list[str], widths: list[int], lines: int) -> list[list[str]]:
 
 def translate_cues(cues: list[str], job: Job, entities: bool) -> list[str]:
     """Each cue's text translated (see the module docstring), in one batched call for all of them."""
-    texts: list[list[tuple[str, str]]] = []  # each cue's texts, after what is kept before each (a dash)
-    for raw in cues:
-        lines = raw.split("\n")
-        dashes = [DIALOGUE.match(line) for line in lines]
-        if all(dashes) and has_words(raw):
-            texts.append([(dash[0], line[dash.end() :]) for dash, line in zip(dashes, lines, strict=True)])
-        else:
-            texts.append([("", raw)])
+    texts = [_speakers(raw) for raw in cues]  # each cue's texts, after what is kept before each (a dash)
     parsed = [read_cue_text(text, entities) for parts in texts for _, text in parts]
     whole = [len(parts) == 1 and not parts[0][0] for parts in texts for _ in parts]
     runs = _runs(parsed, whole)
     results = _translate_runs(runs, parsed, job)
-    missed = [k for run in runs if run[0] not in results for k in run]  # fewer target words than cues
+    missed = [k for run in runs if run[0] not in results for k in run]  # fewer target words than lines
     if missed:
         results.update(_translate_runs([[k] for k in missed], parsed, job))
+    raws = [text for parts in texts for _, text in parts]
+    short = [k for k, result in results.items() if len(result.target.split()) < parsed[k].lines]
+    by_line = dict(zip(short, _translate_lines([raws[k] for k in short], job, entities), strict=True))
     out, k = [], 0
     for parts in texts:
         written = []
-        for kept, text in parts:
-            written.append(kept + (write_cue_text(parsed[k], results[k], entities) if k in results else text))
+        for dash, text in parts:
+            line = by_line.get(k) or (
+                write_cue_text(parsed[k], results[k], entities) if k in results else text
+            )
+            tags = re.match(f"(?:{TAG.pattern})*", line).end() if dash else 0  # the dash after the tags there
+            written.append(line[:tags] + dash + line[tags:])
             k += 1
         out.append("\n".join(written))
     return out
+
+
+def _speakers(raw: str) -> list[tuple[str, str]]:
+    """A cue's texts: one per speaker of a dialogue cue, from a line starting with a dash (after any tags) to
+    the next, each as (its dash, its text without the dash: tags before it kept in place); the whole cue, for
+    any other."""
+    parts: list[tuple[str, str]] = []
+    for line in raw.split("\n"):
+        dash = DIALOGUE.match(line)
+        if dash and has_words(line):
+            parts.append((dash[2], dash[1] + line[dash.end() :]))
+        elif parts:
+            parts[-1] = (parts[-1][0], parts[-1][1] + "\n" + line)
+        else:
+            parts.append(("", line))
+    return parts if any(dash for dash, _ in parts) else [("", raw)]
+
+
+def _translate_lines(raws: list[str], job: Job, entities: bool) -> list[str]:
+    """Texts whose translation has fewer words than they have lines, translated line by line (one batched
+    call), so that each keeps its number of lines."""
+    if not raws:
+        return []
+    lines = [read_cue_text(line, entities) for raw in raws for line in raw.split("\n")]
+    todo = [k for k, line in enumerate(lines) if has_words(line.text)]
+    results = dict(zip(todo, job.translate([lines[k].text for k in todo], alignments=True), strict=True))
+    written = iter(
+        write_cue_text(line, results[k], entities) if k in results else raw
+        for k, (line, raw) in enumerate(zip(lines, [x for raw in raws for x in raw.split("\n")], strict=True))
+    )
+    return ["\n".join(next(written) for _ in raw.split("\n")) for raw in raws]
 
 
 def _runs(parsed: list[CueText], whole: list[bool]) -> list[list[int]]:
@@ -198,22 +231,22 @@ def _runs(parsed: list[CueText], whole: list[bool]) -> list[list[int]]:
 
 def _translate_runs(runs: list[list[int]], parsed: list[CueText], job: Job) -> dict[int, AlignedTranslation]:
     """Each run translated as one text and shared out over its cues (`_share`), by text index; a run whose
-    translation has fewer words than it has cues is left out."""
+    translation has fewer words than its cues have lines is left out."""
     words = [[parsed[k].text.split() for k in run] for run in runs]
     translated = job.translate([" ".join(w for cue in run for w in cue) for run in words], alignments=True)
     results: dict[int, AlignedTranslation] = {}
     for run, run_words, result in zip(runs, words, translated, strict=True):
         if len(run) == 1:
             results[run[0]] = result
-        elif len(result.target.split()) >= len(run):
-            results.update(zip(run, _share(result, run_words), strict=True))
+        elif len(result.target.split()) >= sum(parsed[k].lines for k in run):
+            results.update(zip(run, _share(result, run_words, [parsed[k].lines for k in run]), strict=True))
     return results
 
 
-def _share(result: AlignedTranslation, cues: list[list[str]]) -> list[AlignedTranslation]:
+def _share(result: AlignedTranslation, cues: list[list[str]], lines: list[int]) -> list[AlignedTranslation]:
     """A run's translation cut into one per cue (`cues`: each one's source words), each cut where the most
     aligned pairs fall on the side of their source word (on a tie, nearest the cue's share of the source
-    words), every cue at least one word; each part keeps the pairs within it."""
+    words), every cue at least a word per line of it (`lines`); each part keeps the pairs within it."""
     target, pairs = result.target.split(), result.alignment or []
     starts = list(accumulate((len(cue) for cue in cues), initial=0))
     cuts = [0]
@@ -228,7 +261,7 @@ def _share(result: AlignedTranslation, cues: list[list[str]]) -> list[AlignedTra
             if b < len(target):
                 score += before[b] - after[b]
         cut = min(best)[2]
-        cuts.append(min(max(cut, cuts[-1] + 1), len(target) - (len(cues) - c)))
+        cuts.append(min(max(cut, cuts[-1] + lines[c - 1]), len(target) - sum(lines[c:])))
     cuts.append(len(target))
     return [
         AlignedTranslation(

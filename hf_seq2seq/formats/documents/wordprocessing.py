@@ -10,9 +10,11 @@ follows the words as `hf_seq2seq.formats.documents.runs` places them:
   with fewer properties. No formatting is lost: one that no target word took (a subscript, a colour whose words
   were not aligned) is given to the target word nearest to where its words would be; a word the model copied
   (a formula, a name) is written run by run as in the source (`H₂O`'s subscript).
-* A hyperlink (or a tracked insertion, smart tag, custom XML element) is a container: it wraps the target words
-  aligned to the words it wrapped, with its own attributes, and one that had text always gets target words,
-  never all of them.
+* A hyperlink (or a tracked insertion, a tracked move's text at its new place and at its old, a smart tag, a
+  custom XML element) is a container: it wraps the target words aligned to the words it wrapped, with its own
+  attributes, and one that had text always gets target words, never all of them. A tracked deletion's text is
+  kept as it was: it is no longer the paragraph's, and translating it with the words around it would mix two
+  versions of a sentence into one.
 * Everything else in a paragraph is kept, unchanged, and moved with the words (after the target word aligned to
   the source word before it): images, tabs, breaks, bookmarks, footnote references, content controls,
   equations, tracked deletions, and fields (a page number, a table of contents: from the field's begin mark to
@@ -25,14 +27,21 @@ like the body (their parts read as XML through python-docx's part factory), and 
 (titles, axis titles) and SmartArt diagrams (their data, and the drawing Word shows from it), DrawingML's
 paragraphs (`hf_seq2seq.formats.documents.drawingml`, as PowerPoint's). Given the translation's language
 (`Job.target_lang`), the language marks of the text (styles and runs, charts and diagrams) are set to it.
-Pictures' alternative texts and titles (`descr`, `title`) are translated too. A damaged file, or one that would
+Pictures' alternative texts and titles (`descr`, `title`) are translated too, and so is HTML that the document
+imports whole (`w:altChunk`: a part Word turns into paragraphs when it opens the file) as an HTML page is
+(`hf_seq2seq.formats.documents.html_pages`), in its web archive where it is one (`.mht`: its HTML written back
+with its transfer encoding). A damaged file, or one that would
 unpack to more than `hf_seq2seq.formats.documents.base`'s limits, is a `DocumentError`.
 """
 
 from __future__ import annotations
 
 import copy
+import email
+import email.encoders
 import io
+import quopri
+from email import policy
 
 from hf_seq2seq.formats.documents.base import (
     DAMAGED,
@@ -40,6 +49,7 @@ from hf_seq2seq.formats.documents.base import (
     DocumentFormat,
     Job,
     open_archive,
+    repackaged,
     require,
     translate_descriptions,
 )
@@ -49,13 +59,14 @@ from hf_seq2seq.formats.documents.drawingml import (
     mark_drawingml_language,
     translate_drawingml,
 )
+from hf_seq2seq.formats.documents.html_pages import HtmlPage
 from hf_seq2seq.formats.documents.runs import Out, Piece, translate_paragraphs
 from hf_seq2seq.formats.markup import names_a_language
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 ALTERNATE_CONTENT = "{http://schemas.openxmlformats.org/markup-compatibility/2006}AlternateContent"
-CONTAINERS = frozenset(W + tag for tag in ("hyperlink", "ins", "moveTo", "smartTag", "customXml"))
+CONTAINERS = frozenset(W + tag for tag in ("hyperlink", "ins", "moveFrom", "moveTo", "smartTag", "customXml"))
 """Elements that wrap runs of the paragraph's text: containers, written again around the target words they take."""
 BREAKS = frozenset(
     [*(W + tag for tag in ("tab", "ptab", "br", "cr", "drawing", "pict", "object")), ALTERNATE_CONTENT]
@@ -70,6 +81,10 @@ TRANSLATED_PARTS = ("document.main", "header", "footer", "footnotes", "endnotes"
 """The parts translated, by the end of their content type (`...wordprocessingml.header+xml`)."""
 NOTES = ("footnotes", "endnotes", "comments")
 """Parts python-docx (before 1.2, for comments) keeps as bytes: registered to be read as XML parts."""
+IMPORTED_HTML = ("text/html", "application/xhtml+xml")
+"""The content types of an imported part (`w:altChunk`) that is an HTML page."""
+WEB_ARCHIVE = "message/rfc822"
+"""The content type of an imported part that is a web archive (MHTML: the page and its pictures in one message)."""
 STYLES_WITH_EFFECTS = "application/vnd.ms-word.stylesWithEffects+xml"
 """The copy of the styles Word 2010 reads, which python-docx keeps as bytes: read as XML too, for its language
 marks."""
@@ -89,9 +104,13 @@ class Docx(DocumentFormat):
         except DAMAGED as error:
             reason = str(error).replace(f"file '{stream}'", "the file")  # python-docx names the stream object
             raise DocumentError(f"not a Word document (.docx), or a damaged one: {reason}") from None
-        paragraphs, pieces, pictures, drawings = [], [], [], []
+        paragraphs, pieces, pictures, drawings, imported = [], [], [], [], {}
         for part in document.part.package.iter_parts():
-            if part.content_type in (CHART, *DIAGRAM_TEXT):
+            if part.content_type in IMPORTED_HTML:
+                imported[part.partname.lstrip("/")] = HtmlPage().translate(part.blob, job)
+            elif part.content_type == WEB_ARCHIVE:
+                imported[part.partname.lstrip("/")] = _translate_web_archive(part.blob, job)
+            elif part.content_type in (CHART, *DIAGRAM_TEXT):
                 drawings.append(part.element)
             elif part.content_type.endswith(tuple(f".{name}+xml" for name in TRANSLATED_PARTS)):
                 depth = 0  # inside a field (which may run over several paragraphs)
@@ -114,7 +133,27 @@ class Docx(DocumentFormat):
             mark_drawingml_language(drawings, job.target_lang)
         written = io.BytesIO()
         document.save(written)
-        return written.getvalue()
+        return repackaged(data, written.getvalue(), imported)
+
+
+def _translate_web_archive(data: bytes, job: Job) -> bytes:
+    """A web archive (MHTML) with its HTML translated, each part written back with its transfer encoding."""
+    message = email.message_from_bytes(data, policy=policy.compat32)
+    for part in message.walk():
+        if part.get_content_type() in IMPORTED_HTML:
+            translated = HtmlPage().translate(part.get_payload(decode=True), job)
+            encoding = (part.get("Content-Transfer-Encoding") or "").lower()
+            del part["Content-Transfer-Encoding"]
+            part.set_payload(translated)
+            if encoding == "base64":
+                email.encoders.encode_base64(part)
+            elif encoding == "quoted-printable":  # spaces as spaces (`encode_quopri` writes them as =20)
+                part.set_payload(quopri.encodestring(translated).decode("ascii"))
+                part["Content-Transfer-Encoding"] = encoding
+            else:
+                email.encoders.encode_7or8bit(part)
+    linesep = "\r\n" if b"\r\n" in data else "\n"
+    return message.as_bytes(policy=policy.compat32.clone(linesep=linesep))
 
 
 def _mark_language(document, language: str) -> None:

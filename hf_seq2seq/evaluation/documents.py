@@ -1,0 +1,478 @@
+"""What a translated document kept of its source, in every format the package translates, counted the way each
+format's own readers see it (`scripts/measure_documents.py`, docs/formats.md):
+
+* **units**: paragraphs (Word, PowerPoint, OpenDocument; HTML's and EPUB's blocks) or cues (subtitles) with a
+  letter, and how many of them came back with the very same text (`untranslated`);
+* **formats**: the formattings of a unit's runs with text (Word's `w:rPr`, DrawingML's `a:rPr`, OpenDocument's
+  span styles; HTML's inline elements with text, by tag and attributes), counted once per unit, and the units
+  that lost one (`units_losing_format`);
+* **links**: links with text per unit (Word's and OpenDocument's hyperlinks; PowerPoint's runs of one
+  `hlinkClick` in a row; HTML's `<a href>`), by target: lost and added;
+* **notes**: footnote, endnote and comment marks and PowerPoint's comments, before and after;
+* subtitles: cues whose **line count** changed, whose **dialogue dashes** (a line starting with a dash) changed,
+  and tags that held text before and none after;
+* HTML and EPUB: inline elements now in another block (`moved`), and whether every tag is the source's.
+
+Each counter returns a `Counter` of these keys (`X` and `X_after`, or a count of what went wrong); a key a
+format does not have is absent. Readers here are independent of the translating code: lxml, `html.parser`,
+`srt`, webvtt-py.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections import Counter
+from html.parser import HTMLParser
+
+from hf_seq2seq.formats.markup import INLINE_ELEMENTS, VOID_ELEMENTS
+
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+WORD_PARTS = re.compile(r"word/(document|header\d*|footer\d*|footnotes|endnotes|comments)\.xml$")
+SLIDE_PARTS = re.compile(r"ppt/(slides/slide|notesSlides/notesSlide|comments/\w*omment)[^/]*\.xml$")
+DASH = re.compile(r"^\s*(?:<[^>]*>|\{\\[^}]*\})*\s*[-–—]")
+"""A subtitle line that starts with a dialogue dash (after any tags)."""
+TAG = re.compile(r"<(/?)([A-Za-z][\w.]*)[^<>]*>")
+
+
+def has_letter(text: str) -> bool:
+    return any(char.isalpha() for char in text)
+
+
+def _paragraph_counts(pairs, counts: Counter) -> None:
+    """Counts for units read as `(text, formats, links)` before and after, in order."""
+    for (text, formats, links), (text_after, formats_after, links_after) in pairs:
+        if not has_letter(text):
+            continue
+        counts["units"] += 1
+        counts["untranslated"] += " ".join(text.split()) == " ".join(text_after.split())
+        kept = formats & formats_after
+        counts["formats"] += len(formats)
+        counts["formats_after"] += len(kept)
+        counts["units_losing_format"] += len(kept) < len(formats)
+        counts["links"] += sum(links.values())
+        counts["links_lost"] += sum((links - links_after).values())
+        counts["links_added"] += sum((links_after - links).values())
+
+
+def _zip_xml(data: bytes, pattern: re.Pattern) -> dict:
+    from lxml import etree
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {
+            name: etree.fromstring(archive.read(name)) for name in archive.namelist() if pattern.search(name)
+        }
+
+
+def _own(element, tag: str, paragraph_tags: tuple[str, ...]):
+    """The `tag` descendants of `element` not inside a paragraph nested in it (a text box's)."""
+    for found in element.iter(tag):
+        parent = found.getparent()
+        while parent is not None and parent is not element and parent.tag not in paragraph_tags:
+            parent = parent.getparent()
+        if parent is element:
+            yield found
+
+
+def _tree(element, skip: frozenset = frozenset()) -> tuple | None:
+    if element is None:
+        return None
+    attributes = tuple(sorted((k, v) for k, v in element.attrib.items() if k not in skip))
+    children = tuple(_tree(child, skip) for child in element if child.tag not in skip)
+    return element.tag, attributes, children
+
+
+def _word_paragraph(paragraph, links_of) -> tuple[str, set, Counter]:
+    runs = list(_own(paragraph, W + "r", (W + "p",)))
+    text = "".join(t.text or "" for run in runs for t in run.iter(W + "t"))
+    formats = {
+        _tree(run.find(W + "rPr"), frozenset({W + "lang"}))
+        for run in runs
+        if "".join(t.text or "" for t in run.iter(W + "t")).strip()
+    }
+    links = Counter(
+        links_of(link)
+        for link in _own(paragraph, W + "hyperlink", (W + "p",))
+        if "".join(t.text or "" for t in link.iter(W + "t")).strip()
+    )
+    return text, formats, links
+
+
+def docx_counts(source: bytes, translation: bytes) -> Counter:
+    """Word: paragraphs of the body, headers, footers, notes and comments; notes and comment marks; the text of
+    `altChunk` parts (HTML the body imports) as units of their own."""
+    before, after, counts = _zip_xml(source, WORD_PARTS), _zip_xml(translation, WORD_PARTS), Counter()
+
+    def link_key(link):
+        return link.get(R_ID) or link.get(W + "anchor")
+
+    for name, root in before.items():
+        other = after.get(name)
+        paragraphs = list(root.iter(W + "p"))
+        translated = list(other.iter(W + "p")) if other is not None else []
+        counts["units_missing"] += max(0, len(paragraphs) - len(translated))
+        _paragraph_counts(
+            (
+                (_word_paragraph(p, link_key), _word_paragraph(q, link_key))
+                for p, q in zip(paragraphs, translated, strict=False)
+            ),
+            counts,
+        )
+        for mark in ("footnoteReference", "endnoteReference", "commentReference"):
+            counts["notes"] += sum(1 for _ in root.iter(W + mark))
+            counts["notes_after"] += sum(1 for _ in other.iter(W + mark)) if other is not None else 0
+    _alt_chunk_counts(source, translation, counts)
+    return counts
+
+
+def _imported_html(name: str, data: bytes) -> str:
+    """The HTML of an imported part: the page, or a web archive's (`.mht`) page."""
+    if name.lower().endswith((".mht", ".mhtml")):
+        import email
+
+        pages = [p for p in email.message_from_bytes(data).walk() if p.get_content_type() == "text/html"]
+        data = b"".join(page.get_payload(decode=True) for page in pages)
+    return _decoded(data)
+
+
+def _alt_chunk_counts(source: bytes, translation: bytes, counts: Counter) -> None:
+    """The text of the HTML parts a Word document imports (`w:altChunk`), as units of their own."""
+    suffixes = (".htm", ".html", ".xhtml", ".mht", ".mhtml")
+    with zipfile.ZipFile(io.BytesIO(source)) as archive:
+        names = [n for n in archive.namelist() if n.startswith("word/") and n.lower().endswith(suffixes)]
+        chunks = {name: archive.read(name) for name in names}
+    with zipfile.ZipFile(io.BytesIO(translation)) as archive:
+        for name, data in chunks.items():
+            text = _visible_text(_imported_html(name, data))
+            if has_letter(text):
+                counts["units"] += 1
+                after = _visible_text(_imported_html(name, archive.read(name)))
+                counts["untranslated"] += " ".join(text.split()) == " ".join(after.split())
+
+
+def _drawing_paragraph(paragraph, targets: dict) -> tuple[str, set, Counter]:
+    runs = [run for run in paragraph if run.tag == A + "r"]
+    text = "".join(t.text or "" for run in runs for t in run.iter(A + "t"))
+    skip = frozenset({"lang", "dirty", "err", "noProof", "smtClean"})
+    formats, links, previous = set(), Counter(), None
+    for run in paragraph:
+        words = "".join(t.text or "" for t in run.iter(A + "t"))
+        link = run.find(f"{A}rPr/{A}hlinkClick") if run.tag == A + "r" else None
+        target = targets.get(link.get(R_ID), link.get(R_ID)) if link is not None else None
+        if run.tag == A + "r" and words.strip():
+            properties = run.find(A + "rPr")
+            formats.add(_tree(properties, skip | {A + "hlinkClick"}) if properties is not None else None)
+        if target is not None and words.strip() and target != previous:
+            links[target] += 1  # runs of one link in a row are one link
+        if run.tag != A + "r" or words.strip():
+            previous = target
+    return text, formats, links
+
+
+def _relationship_targets(data: bytes) -> dict[str, dict[str, str]]:
+    """Each part's relationships: id -> target, by the part's name."""
+    from lxml import etree
+
+    out = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for name in archive.namelist():
+            if name.endswith(".rels") and "/_rels/" in "/" + name:
+                folder, _, file = name.rpartition("_rels/")
+                tree = etree.fromstring(archive.read(name))
+                out[folder + file[: -len(".rels")]] = {rel.get("Id"): rel.get("Target") for rel in tree}
+    return out
+
+
+def pptx_counts(source: bytes, translation: bytes) -> Counter:
+    """PowerPoint: paragraphs of slides, notes and comments (legacy and modern: their `p:text` and `a:p`)."""
+    before, after, counts = _zip_xml(source, SLIDE_PARTS), _zip_xml(translation, SLIDE_PARTS), Counter()
+    targets, targets_after = _relationship_targets(source), _relationship_targets(translation)
+    for name, root in before.items():
+        other = after.get(name)
+        paragraphs = list(root.iter(A + "p"))
+        translated = list(other.iter(A + "p")) if other is not None else []
+        counts["units_missing"] += max(0, len(paragraphs) - len(translated))
+        _paragraph_counts(
+            (
+                (
+                    _drawing_paragraph(p, targets.get(name, {})),
+                    _drawing_paragraph(q, targets_after.get(name, {})),
+                )
+                for p, q in zip(paragraphs, translated, strict=False)
+            ),
+            counts,
+        )
+        if "/comments/" in name:
+            texts = [e for e in root.iter() if isinstance(e.tag, str) and e.tag.endswith("}text")]
+            texts_after = [e for e in other.iter() if isinstance(e.tag, str) and e.tag.endswith("}text")]
+            counts["notes"] += len(texts) + sum(1 for e in root if "cm" in str(e.tag))
+            counts["notes_after"] += len(texts_after) + sum(1 for e in other if "cm" in str(e.tag))
+            for text, text_after in zip(texts, texts_after, strict=False):
+                if has_letter(text.text or ""):
+                    counts["units"] += 1
+                    counts["untranslated"] += text.text == text_after.text
+    return counts
+
+
+ODF_FIELDS = frozenset(
+    TEXT + name
+    for name in "page-number page-count date time file-name chapter sequence user-field-get variable-get title "
+    "subject author-name author-initials".split()
+)
+"""OpenDocument fields: text the application writes (a page number, a date), not the document's."""
+
+
+def _odf_text(element) -> str:
+    """An element's text, fields' aside."""
+    text = element.text or "" if element.tag not in ODF_FIELDS else ""
+    for child in element:
+        text += (_odf_text(child) if isinstance(child.tag, str) else "") + (child.tail or "")
+    return text
+
+
+def _odf_paragraph(paragraph) -> tuple[str, set, Counter]:
+    text = _odf_text(paragraph)
+    formats = {
+        span.get(TEXT + "style-name")
+        for span in paragraph.iter(TEXT + "span")
+        if "".join(span.itertext()).strip()
+    }
+    links = Counter(
+        link.get(XLINK_HREF) for link in paragraph.iter(TEXT + "a") if "".join(link.itertext()).strip()
+    )
+    return text, formats, links
+
+
+def odf_counts(source: bytes, translation: bytes) -> Counter:
+    """OpenDocument: paragraphs and headings (`text:p`, `text:h`) of the content and the styles (headers and
+    footers), their span styles and links; notes and annotations."""
+    pattern = re.compile(r"^(content|styles)\.xml$")
+    before, after, counts = _zip_xml(source, pattern), _zip_xml(translation, pattern), Counter()
+    for name, root in before.items():
+        other = after[name]
+        paragraphs = [e for e in root.iter(TEXT + "p", TEXT + "h")]
+        translated = [e for e in other.iter(TEXT + "p", TEXT + "h")]
+        counts["units_missing"] += max(0, len(paragraphs) - len(translated))
+        pairs = zip(paragraphs, translated, strict=False)
+        _paragraph_counts(((_odf_paragraph(p), _odf_paragraph(q)) for p, q in pairs), counts)
+        for mark in (TEXT + "note", OFFICE + "annotation"):
+            counts["notes"] += sum(1 for _ in root.iter(mark))
+            counts["notes_after"] += sum(1 for _ in other.iter(mark))
+    return counts
+
+
+KEPT = frozenset("script style template code pre kbd samp var textarea svg math".split())
+"""Elements whose text is not prose to translate (code, scripts)."""
+UNREAD = frozenset({"script", "style", "template"})
+"""Elements whose text nobody reads on the page."""
+
+
+class _Blocks(HTMLParser):
+    """An HTML document's blocks (every element that is not inline, by its order): each one's text, the inline
+    elements with text in it (by tag and attributes other than the translated ones), its links with text, and
+    every tag. Text inside `KEPT` elements, one marked `translate="no"` or, in a page that says its language,
+    one marked as in another is not a block's text to translate (but an element holding it has text)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.open: list[list] = []  # [tag, key, block, has text]
+        self.blocks: list[list] = [["", Counter(), Counter()]]  # text, inline formats, links
+        self.tags: Counter = Counter()
+        self.unread = 0  # inside a script or a style: text nobody reads
+        self.kept = 0  # inside code or a quotation: text read as written, not translated
+        self.page = ""  # the page's language, as its <html> says
+
+    def _block(self) -> int:
+        return next((entry[2] for entry in reversed(self.open) if entry[0] not in INLINE_ELEMENTS), 0)
+
+    def handle_starttag(self, tag, attrs):
+        from hf_seq2seq.evaluation.markup import _kept_attributes
+
+        key = _kept_attributes(tag, attrs)
+        self.tags[key] += 1
+        if tag in VOID_ELEMENTS or self.open and self.open[-1][0] in ("script", "style"):
+            return
+        block = self._block()
+        if tag not in INLINE_ELEMENTS:
+            self.blocks.append(["", Counter(), Counter()])
+            block = len(self.blocks) - 1
+        values = {name: value or "" for name, value in attrs}
+        lang = (values.get("xml:lang") or values.get("lang") or "").split("-")[0].lower()
+        if tag == "html":
+            self.page, lang = lang, ""
+        kept = tag in KEPT or values.get("translate", "").strip().lower() == "no"
+        kept |= bool(self.page and lang and lang != self.page)  # a quotation in another language
+        self.open.append([tag, key, block, False, kept])
+        self.kept += kept
+        self.unread += tag in UNREAD
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        self.tags[("/" + tag, ())] += 1
+        names = [entry[0] for entry in self.open]
+        if tag in names:
+            where = len(names) - 1 - names[::-1].index(tag)
+            for entry in self.open[where:]:
+                self._close(*entry)
+            del self.open[where:]
+
+    def _close(self, name, key, block, seen, kept) -> None:
+        self.kept -= kept
+        self.unread -= name in UNREAD
+        if name in INLINE_ELEMENTS and seen:
+            self.blocks[block][1][key] += 1
+            if name == "a" and dict(key[1]).get("href"):
+                self.blocks[block][2][dict(key[1])["href"]] += 1
+
+    def handle_data(self, data):
+        if self.unread:
+            return
+        if not self.kept:  # code, what is marked translate="no": not text to translate
+            self.blocks[self._block()][0] += data
+        if data.strip():
+            for entry in self.open:
+                entry[3] = True
+
+    def close(self):
+        super().close()
+        for entry in self.open:
+            self._close(*entry)
+        self.open = []
+
+
+def _visible_text(document: str) -> str:
+    reader = _Blocks()
+    reader.feed(document)
+    reader.close()
+    return " ".join(block[0] for block in reader.blocks)
+
+
+def html_counts(source: str, translation: str) -> Counter:
+    """HTML: blocks with their text, inline elements and links; an inline element found in another block after
+    (`moved`), and whether every tag is the source's (`tags_differ`)."""
+    readers = []
+    for document in (source, translation):
+        reader = _Blocks()
+        reader.feed(document)
+        reader.close()
+        readers.append(reader)
+    before, after = readers
+    counts = Counter({"tags_differ": int(before.tags != after.tags)})
+    pairs = zip(before.blocks, after.blocks, strict=False)
+    for (text, formats, links), (text_after, formats_after, links_after) in pairs:
+        if not has_letter(text):
+            continue
+        counts["units"] += 1
+        counts["untranslated"] += " ".join(text.split()) == " ".join(text_after.split())
+        counts["formats"] += sum(formats.values())
+        counts["formats_after"] += sum((formats & formats_after).values())
+        counts["units_losing_format"] += bool(formats - formats_after)
+        counts["links"] += sum(links.values())
+        counts["links_lost"] += sum((links - links_after).values())
+        counts["links_added"] += sum((links_after - links).values())
+    everywhere = sum((b[1] for b in before.blocks), Counter())
+    everywhere_after = sum((b[1] for b in after.blocks), Counter())
+    in_place = sum(sum((b[1] & a[1]).values()) for b, a in zip(before.blocks, after.blocks, strict=False))
+    counts["moved"] = sum((everywhere & everywhere_after).values()) - in_place
+    return counts
+
+
+def epub_counts(source: bytes, translation: bytes) -> Counter:
+    """EPUB: each XHTML content document as HTML."""
+    counts = Counter()
+    with zipfile.ZipFile(io.BytesIO(source)) as archive, zipfile.ZipFile(io.BytesIO(translation)) as other:
+        for name in archive.namelist():
+            if name.lower().endswith((".xhtml", ".html", ".htm")):
+                counts += html_counts(
+                    archive.read(name).decode("utf-8", "replace"), other.read(name).decode("utf-8", "replace")
+                )
+    return counts
+
+
+def _cue_tags(text: str) -> Counter:
+    """A cue's elements that hold text, by their opening tag."""
+    held, stack = Counter(), []
+    for match in re.finditer(rf"{TAG.pattern}|[^<]+", text):
+        if match[0].startswith("<") and match[2]:
+            if match[1] and stack and stack[-1][1] == match[2].lower():
+                opening, _, seen = stack.pop()
+                held[opening] += seen
+            elif not match[1]:
+                stack.append((match[0], match[2].lower(), False))
+        elif match[0].strip() and stack:
+            stack[:] = [(opening, name, True) for opening, name, _ in stack]
+    return held
+
+
+def subtitle_counts(cues: list[str], translated: list[str]) -> Counter:
+    """Subtitles: cues, their line counts and dialogue dashes, and the tags that held text."""
+    counts = Counter({"cues_missing": max(0, len(cues) - len(translated))})
+    for text, after in zip(cues, translated, strict=False):
+        plain = TAG.sub("", text)
+        if not has_letter(plain):
+            continue
+        counts["units"] += 1
+        counts["untranslated"] += plain.split() == TAG.sub("", after).split()
+        lines, lines_after = text.strip("\n").split("\n"), after.strip("\n").split("\n")
+        counts["cue_lines_changed"] += len(lines) != len(lines_after)
+        dashes = [bool(DASH.match(line)) for line in lines]
+        counts["dashes"] += sum(dashes)
+        counts["dashes_changed"] += dashes != [bool(DASH.match(line)) for line in lines_after]
+        tags, tags_after = _cue_tags(text), _cue_tags(after)
+        counts["formats"] += sum(tags.values())
+        counts["formats_after"] += sum((tags & tags_after).values())
+        counts["units_losing_format"] += bool(tags - tags_after)
+    return counts
+
+
+def srt_counts(source: str, translation: str) -> Counter:
+    import srt
+
+    return subtitle_counts(
+        [c.content for c in srt.parse(source)], [c.content for c in srt.parse(translation)]
+    )
+
+
+def vtt_counts(source: str, translation: str) -> Counter:
+    import webvtt
+
+    def cues(text: str) -> list[str]:
+        return [caption.raw_text for caption in webvtt.from_buffer(io.StringIO(text))]
+
+    return subtitle_counts(cues(source), cues(translation))
+
+
+def _decoded(data: bytes) -> str:
+    """A text file's text: UTF-8 (a byte-order mark dropped), else windows-1252 (what browsers fall back to)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", "replace")
+
+
+def document_counts(source: bytes, translation: bytes, extension: str) -> Counter:
+    """The counts of a document of `extension` (see the module docstring)."""
+    extension = extension.lower()
+    if extension == ".docx":
+        return docx_counts(source, translation)
+    if extension == ".pptx":
+        return pptx_counts(source, translation)
+    if extension in (".odt", ".odp"):
+        return odf_counts(source, translation)
+    if extension == ".epub":
+        return epub_counts(source, translation)
+    text, text_after = _decoded(source), _decoded(translation)
+    if extension == ".srt":
+        return srt_counts(text, text_after)
+    if extension == ".vtt":
+        return vtt_counts(text, text_after)
+    if extension in (".html", ".htm", ".xhtml"):
+        return html_counts(text, text_after)
+    raise ValueError(f"no counts for {extension} files")

@@ -1,0 +1,146 @@
+"""Files from other projects' test suites (tests/fixtures/outside, their sources and licences in
+tests/fixtures/README.md), each of a kind that lost something before its fix: translated through a random model,
+whose alignments are noise, each comes back whole as its format's own readers count it
+(`hf_seq2seq.evaluation.documents`): no paragraph or cue loses a formatting, a link, a note, a line or a
+speaker's dash, no text is left in English, no tag changes; then what each file is here for, on its own.
+
+The measure over the whole outside set is `scripts/measure_documents.py` (docs/formats.md)."""
+
+import email
+import io
+import zipfile
+
+import pytest
+from helpers import FIXTURES
+
+from hf_seq2seq.engines.factory import load_translator
+from hf_seq2seq.evaluation.documents import document_counts
+from hf_seq2seq.formats.documents import translate_document_bytes
+from hf_seq2seq.formats.documents.html_pages import read_html
+from hf_seq2seq.formats.markup import read_pieces
+
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+
+OUTSIDE = FIXTURES / "outside"
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+FILES = sorted(p for p in OUTSIDE.iterdir() if p.suffix != ".md")
+LOST = (
+    "untranslated", "units_losing_format", "links_lost", "links_added", "moved", "tags_differ", "units_missing",
+    "cue_lines_changed", "dashes_changed", "cues_missing",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def random_model(trained):
+    return load_translator(trained)
+
+
+@pytest.fixture(scope="module")
+def translated(random_model):
+    cache = {}
+
+    def of(name: str, extension: str | None = None) -> bytes:
+        if name not in cache:
+            path = OUTSIDE / name if (OUTSIDE / name).exists() else FIXTURES / name
+            cache[name] = translate_document_bytes(random_model, path.read_bytes(), extension or path.suffix)
+        return cache[name]
+
+    return of
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_a_file_from_another_project_comes_back_whole(translated, path):
+    counts = document_counts(path.read_bytes(), translated(path.name), path.suffix)
+    assert counts["units"] > 0
+    assert {key: counts[key] for key in LOST if counts[key]} == {}
+    assert counts["formats_after"] == counts["formats"]
+    assert counts["notes_after"] == counts["notes"]
+
+
+def test_a_page_with_a_lone_carriage_return_is_read_whole():
+    """The standard library's parser counts lines by "\\n" alone; `str.splitlines` also by "\\r", U+2028 and
+    form feeds: positions taken from the one in lines of the other did not cover the page (a ValueError)."""
+    page = (OUTSIDE / "fandom-spell-toolbar-excerpt.html").read_bytes().decode()
+    assert "\r\\r" in page  # an address with a carriage return alone in it, as the page has
+    assert "".join(piece.raw for piece in read_pieces(page)) == page
+    for separator in ("\u2028", "\x0c", "\x85"):
+        text = f"<p>a{separator}b</p>\n<p>c <b>d</b></p>"
+        assert "".join(piece.raw for piece in read_pieces(text)) == text
+
+
+def test_an_undeclared_windows_1252_page_is_read_as_browsers_read_it_and_written_back_so(translated):
+    data = (OUTSIDE / "unstructured-fake-html-cp1252.html").read_bytes()
+    assert b"charset" not in data.lower()
+    with pytest.raises(UnicodeDecodeError):
+        data.decode("utf-8")
+    out = translated("unstructured-fake-html-cp1252.html")
+    assert read_html(out)[1] == "cp1252" and "\u20ac" in out.decode("cp1252")  # the euro sign, byte 0x80
+    declared = '<meta charset="utf-8"><p>The café</p>'.encode()
+    assert read_html(declared)[1:] == ("utf-8", '<meta charset="utf-8"><p>The café</p>')
+    assert read_html(b"\xef\xbb\xbf<p>x</p>") == (b"\xef\xbb\xbf", "utf-8", "<p>x</p>")
+
+
+def test_powerpoint_keeps_the_links_to_bookmarks_its_library_drops_and_a_note_mark_cut_between_two_links(
+    translated,
+):
+    with zipfile.ZipFile(io.BytesIO(translated("tika-testPPT_various.pptx"))) as archive:
+        relationships = archive.read("ppt/slides/_rels/slide1.xml.rels").decode()
+        slide = archive.read("ppt/slides/slide1.xml").decode()
+    for target in ('Target="#_ftn1"', 'Target="#_ftnref1"'):  # python-pptx reads no relationship to no part
+        assert target in relationships
+    for link in ("rId3", "rId4", "rId6", "rId7"):  # "[" and "1]" of each note mark: two links each
+        assert f'r:id="{link}"' in slide
+
+
+def test_a_tracked_move_is_translated_where_it_went_and_where_it_was(translated):
+    """Word shows a move's text at its old place struck through and at its new place; rejecting the change
+    brings the old place back: both are the document's text."""
+    from lxml import etree
+
+    def moved(data: bytes) -> dict[str, list[str]]:
+        root = etree.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("word/document.xml"))
+        return {
+            place: ["".join(element.itertext()).strip() for element in root.iter(W + place)]
+            for place in ("moveFrom", "moveTo")
+        }
+
+    before = moved((OUTSIDE / "tika-testWORD_features.docx").read_bytes())
+    after = moved(translated("tika-testWORD_features.docx"))
+    assert before["moveFrom"] == ["ad litora"] and len(before["moveTo"]) == 1
+    for place in ("moveFrom", "moveTo"):
+        assert len(after[place]) == len(before[place])
+        assert all(text and text != old for text, old in zip(after[place], before[place], strict=True))
+
+
+def test_html_a_word_document_imports_is_translated_in_its_web_archive_too(translated):
+    with zipfile.ZipFile(io.BytesIO(translated("tika-testAltChunkMHT.docx"))) as archive:
+        message = email.message_from_bytes(archive.read("word/htmlDoc.mht"))
+    parts = {part.get_content_type(): part for part in message.walk()}
+    assert parts["text/html"]["Content-Transfer-Encoding"] == "quoted-printable"
+    page = parts["text/html"].get_payload(decode=True).decode("cp1252")  # as its declaration says
+    assert "Simple paragraph" not in page and "<strong>" in page
+    original = email.message_from_bytes(
+        zipfile.ZipFile(OUTSIDE / "tika-testAltChunkMHT.docx").read("word/htmlDoc.mht")
+    )
+    picture = next(part for part in original.walk() if part.get_content_type() == "image/png")
+    assert parts["image/png"].get_payload(decode=True) == picture.get_payload(decode=True)
+
+
+def test_a_dialogue_dash_after_a_cue_tag_and_a_second_speaker_s_dash_are_kept(translated):
+    """webvtt-py's styles2.vtt (tests/fixtures/subtitles) writes each speaker's line inside a colour tag,
+    `<c.white.bg_black>-Stéphane ?`; a cue whose first speaker has no dash keeps the second's."""
+    import webvtt
+
+    out = translated("subtitles/styles2.vtt").decode()
+    lines = [caption.raw_text for caption in webvtt.from_string(out).captions]
+    assert lines[4].startswith("<c.white.bg_black>-") and lines[5].startswith("<c.white.bg_black>-")
+
+    from helpers import WordTranslator
+
+    words = WordTranslator({"the": "le", "cat": "chat", "sleeps": "dort", "hello": "bonjour"})
+    data = "1\n00:00:01,000 --> 00:00:02,000\nThe cat sleeps.\n- Hello.\n"
+    assert (
+        translate_document_bytes(words, data.encode(), ".srt")
+        .decode()
+        .endswith("Le chat dort.\n- Bonjour.\n\n")
+    )
