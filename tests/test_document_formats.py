@@ -182,6 +182,44 @@ def test_a_presentation_s_chart_and_smartart_come_back_translated_and_otherwise_
     assert len(pptx.Presentation(io.BytesIO(out)).slides) == 2
 
 
+MODERN_COMMENT = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<p188:cmLst xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"
+  xmlns:p188="http://schemas.microsoft.com/office/powerpoint/2018/8/main">
+<p188:cm id="{B1D6F5C1-0D4B-4C1A-9E0E-3A1B2C3D4E5F}" authorId="{00000000-0000-0000-0000-000000000001}"
+  created="2025-01-01T00:00:00.000">
+<p188:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>the cell</a:t></a:r></a:p></p188:txBody>
+<p188:replyLst><p188:reply id="{C2E7A6D2-1E5C-4D2B-8F1F-4B2C3D4E5F60}" authorId="{00000000-0000-0000-0000-000000000001}"
+  created="2025-01-02T00:00:00.000">
+<p188:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>the table</a:t></a:r></a:p></p188:txBody>
+</p188:reply></p188:replyLst></p188:cm></p188:cmLst>"""
+
+
+def test_a_slide_s_modern_comments_and_their_replies_are_translated(words):
+    """PowerPoint 365 keeps a slide's comments in a part of its own (`modernComment_*.xml`), each comment's and
+    reply's text in DrawingML paragraphs; python-pptx reads it as bytes."""
+    source = io.BytesIO((FILES / "txt-text.pptx").read_bytes())
+    written = io.BytesIO()
+    with zipfile.ZipFile(source) as archive, zipfile.ZipFile(written, "w") as out:
+        for item in archive.infolist():
+            content = archive.read(item)
+            if item.filename == "[Content_Types].xml":
+                content = content.replace(b"</Types>", (
+                    b'<Override PartName="/ppt/comments/modernComment_1.xml" '
+                    b'ContentType="application/vnd.ms-powerpoint.comments+xml"/></Types>'
+                ))  # fmt: skip
+            elif item.filename == "ppt/slides/_rels/slide1.xml.rels":
+                content = content.replace(b"</Relationships>", (
+                    b'<Relationship Id="rId99" Target="../comments/modernComment_1.xml" '
+                    b'Type="http://schemas.microsoft.com/office/2018/10/relationships/comments"/></Relationships>'
+                ))  # fmt: skip
+            out.writestr(item, content)
+        out.writestr("ppt/comments/modernComment_1.xml", MODERN_COMMENT)
+    out = translate_document_bytes(words, written.getvalue(), ".pptx", target_lang="fr")
+    comment = zipfile.ZipFile(io.BytesIO(out)).read("ppt/comments/modernComment_1.xml").decode()
+    assert re.findall(r"<a:t>([^<]*)</a:t>", comment) == ["le cellule", "le tableau"]
+    assert comment.count('lang="fr"') == 2 and "p188:replyLst" in comment
+
+
 # ---- OpenDocument
 
 

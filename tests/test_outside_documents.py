@@ -8,6 +8,7 @@ The measure over the whole outside set is `scripts/measure_documents.py` (docs/f
 
 import email
 import io
+import re
 import zipfile
 
 import pytest
@@ -144,3 +145,12 @@ def test_a_dialogue_dash_after_a_cue_tag_and_a_second_speaker_s_dash_are_kept(tr
         .decode()
         .endswith("Le chat dort.\n- Bonjour.\n\n")
     )
+
+
+def test_a_citation_s_machine_readable_title_is_kept_as_written(translated):
+    """Wikipedia's citations carry their reference in a COinS span's `title` (read by reference managers):
+    data, not words, though `title` is an attribute people read."""
+    page = (OUTSIDE / "wikipedia-duck-citation-excerpt.html").read_text()
+    coins = re.search(r'<span title="ctx_ver=[^"]*"', page)[0]
+    out = translated("wikipedia-duck-citation-excerpt.html").decode()
+    assert coins in out and "Duckling" not in out.replace(coins, "")

@@ -63,6 +63,8 @@ results, its title and description on the card a link to it gets (Open Graph, Tw
 FILE_NAME = re.compile(r"[\w.-]+\.[A-Za-z0-9]{1,5}")
 """One word with an extension: a file's name, which stands for a picture in place of a description (many tools
 write one: python-pptx, content systems), kept as written."""
+DATA = re.compile(r"\S*=\S*")
+"""One word with `=` in it: keys and values (`ctx_ver=Z39.88-2004&rft.genre=book`), kept as written."""
 LANGUAGE_ATTRIBUTES = ("lang", "xml:lang")
 """Attributes that say which language an element's text is in: set to the translation's, given one."""
 FINAL_PUNCTUATION = ".!?…:;"
@@ -366,8 +368,10 @@ def names_a_language(tag: str | None) -> bool:
 
 
 def _readable(value: str) -> bool:
-    """Whether an attribute's value is words to translate: it has letters and is not a file's name."""
-    return _needs_translation(value) and not FILE_NAME.fullmatch(value.strip())
+    """Whether an attribute's value is words to translate: it has letters and is not a file's name or data
+    (`DATA`: a query string, as the `title` of a citation's COinS span holds for reference managers)."""
+    value = value.strip()
+    return _needs_translation(value) and not FILE_NAME.fullmatch(value) and not DATA.fullmatch(value)
 
 
 def _read_attributes(piece: Piece) -> tuple[str, ...]:
