@@ -17,7 +17,10 @@ paragraph back as `Out` pieces for its format to write:
   (what tells formattings apart: the style itself unless a format says otherwise) that words had in a container
   comes back on a target word of it: one aligned to those words, else the one nearest to where their neighbours
   put them (at their relative place where no neighbour is aligned; one aligned to nothing first), taken from a
-  look other target words still have. So no formatted run or link comes back empty. A word of several looks (H<sub>2</sub>O) that comes back as it was keeps them.
+  look other target words still have. So no formatted run or link comes back empty. A word written in
+  stretches of several looks (H<sub>2</sub>O, `1<sup>st</sup>`) gives them to the target word aligned to it that
+  is most like it, stretch by stretch (`H2O` as it was, `1er` with `er` as `st` was); a look that only such a
+  stretch had and that no target word got is given the same way to the word nearest to where it would be.
   Words of one look in a row are one piece of text, spaces between them included.
 * A space between words stays outside a container whose edge it is (a link ends at its last word), and otherwise
   goes with the style of less `weight` (how much formatting it has: spaces stand outside bold or underlined
@@ -171,9 +174,8 @@ def _arrange(source: _Source, result: AlignedTranslation, weight, look) -> list[
     for k, entry in enumerate(entries):
         if entry.container is not None:
             owner[ranges[k][0] : ranges[k][1]] = [k] * (ranges[k][1] - ranges[k][0])
-    split = _split_words(
-        source, alignment, target, owner, look
-    )  # target word -> its stretches and their pieces
+    # the target words written in stretches of several looks, as a source word is: word -> (piece, stretch)s
+    split = _split_words(source, alignment, target, owner, look)
     styles = _word_styles(source, alignment, owner, target, look, split)
     depth: dict[int | None, int] = {None: 0}  # how many containers each container is inside, itself included
     for k, span in enumerate(spans):  # a container's parent comes before it
