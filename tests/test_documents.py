@@ -834,3 +834,32 @@ def test_the_command_refuses_alignments_on_an_engine_without_them_before_transla
         "hf-seq2seq translate: the noalign engine gives no word alignments"
     )
     assert engine.calls == []  # refused before anything was translated
+
+
+def test_a_word_in_stretches_of_several_formattings_is_written_stretch_by_stretch():
+    """ "1<sup>st</sup>" translated "1er" keeps "er" superscript; "H<sub>2</sub>O" and "x<b>2</b>", copied, keep
+    their stretches as they were."""
+    document = docx.Document()
+    paragraph = document.add_paragraph("The ")
+    paragraph.add_run("1")
+    paragraph.add_run("st").font.superscript = True
+    paragraph.add_run(" cat drinks H")
+    paragraph.add_run("2").font.subscript = True
+    paragraph.add_run("O and x")
+    paragraph.add_run("2").bold = True
+    paragraph.add_run(".")
+    source = io.BytesIO()
+    document.save(source)
+    words = WordTranslator({"the": "le", "1st": "1er", "cat": "chat", "drinks": "boit", "and": "et"})
+    after = docx.Document(io.BytesIO(translate_document_bytes(words, source.getvalue(), ".docx"))).paragraphs[
+        0
+    ]
+    assert shape(after) == [
+        ("r", "Le 1", ()),
+        ("r", "er", ("vertAlign",)),
+        ("r", " chat boit H", ()),
+        ("r", "2", ("vertAlign",)),
+        ("r", "O et x", ()),
+        ("r", "2", ("b",)),
+        ("r", ".", ()),
+    ]
