@@ -85,6 +85,11 @@ def test_an_undeclared_windows_1252_page_is_read_as_browsers_read_it_and_written
     declared = '<meta charset="utf-8"><p>The café</p>'.encode()
     assert read_html(declared)[1:] == ("utf-8", '<meta charset="utf-8"><p>The café</p>')
     assert read_html(b"\xef\xbb\xbf<p>x</p>") == (b"\xef\xbb\xbf", "utf-8", "<p>x</p>")
+    # a page saved as UTF-8 with its old declaration left in (Readability's qq.com page): read as UTF-8
+    stale = '<meta charset="gb2312"><p>The café</p>'.encode()
+    assert read_html(stale)[1:] == ("utf-8", '<meta charset="gb2312"><p>The café</p>')
+    # ASCII that declares windows-1252's subset: written back as it declares
+    assert read_html(b'<meta charset="iso-8859-1"><p>The cafe</p>')[1] == "cp1252"
 
 
 def test_powerpoint_keeps_the_links_to_bookmarks_its_library_drops_and_a_note_mark_cut_between_two_links(
