@@ -7,8 +7,9 @@ speaker's first line, after the tags there. A sentence
 that runs on from one cue into the next (the cue ends with a word or a comma) is translated as one text with
 the cues it runs over (`JOINED` at most; dialogue cues are not joined), and its translation is cut back into
 those cues by the word alignment: each cut where the most aligned words fall on the side of their source
-words, every cue keeping at least one word, its timings and its number of lines (a run whose translation has
-fewer words than cues is translated cue by cue). Its inline tags (`<i>`, `<b>`, `<u>`, `<font color=...>`,
+words, every cue keeping at least a word per line of it, its timings and its number of lines (a run whose
+translation has fewer words than its cues have lines is translated cue by cue, and a text whose translation has
+fewer words than it has lines line by line). Its inline tags (`<i>`, `<b>`, `<u>`, `<font color=...>`,
 WebVTT's `<c.class>` and `<lang>`) are placed around the target words aligned to the words they wrapped, as
 HTML's are (`hf_seq2seq.formats.spans`); a tag without its partner (a `<v Speaker>` left open), a
 timestamp (`<00:01.500>`) and a SubRip position (`{\\an8}`) go after the translation of the word before them
