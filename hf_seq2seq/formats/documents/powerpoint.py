@@ -79,9 +79,8 @@ class Pptx(DocumentFormat):
         parts += [root for _, root in diagrams]
         translate_drawingml(parts, job)
         shapes = [e for part in parts for e in part.iter(P + "cNvPr")]
-        texts = [
-            (e, None) for _, root in comments for e in root.iter(P + "text")
-        ]  # plain, as a description is
+        # a 2007 comment's text is plain, as a description is
+        texts = [(e, None) for _, root in comments for e in root.iter(P + "text")]
         translate_descriptions(job, [(e, name) for e in shapes for name in ("descr", "title")] + texts)
         if job.target_lang:
             masters = presentation.slide_masters

@@ -9,7 +9,8 @@ follows the words as `hf_seq2seq.formats.documents.runs` places them:
   one look are written as one run, with a copy of that run's properties. A space between runs goes to the run
   with fewer properties. No formatting is lost: one that no target word took (a subscript, a colour whose words
   were not aligned) is given to the target word nearest to where its words would be; a word the model copied
-  (a formula, a name) is written run by run as in the source (`H₂O`'s subscript).
+  (a formula, a name) is written run by run as in the source (`H₂O`'s subscript), one it translated stretch by
+  stretch (`1st` -> `1er`, `er` in superscript).
 * A hyperlink (or a tracked insertion, a tracked move's text at its new place and at its old, a smart tag, a
   custom XML element) is a container: it wraps the target words aligned to the words it wrapped, with its own
   attributes, and one that had text always gets target words, never all of them. A tracked deletion's text is
