@@ -104,29 +104,33 @@ def _word_paragraph(paragraph, links_of) -> tuple[str, set, Counter]:
     return text, formats, links
 
 
+def _paragraphs_counts(source: bytes, translation: bytes, parts: re.Pattern, tags, read, marks=()):
+    """The counts of the paragraphs (elements `tags`) of the XML parts `parts` names in two zipped documents,
+    each read by `read(paragraph, part name, 0 before or 1 after)` as `(text, formats, links)`, and of the
+    `marks` (notes) in them; with the parts' trees before and after."""
+    before, after, counts = _zip_xml(source, parts), _zip_xml(translation, parts), Counter()
+    for name, root in before.items():
+        other = after.get(name)
+        paragraphs = list(root.iter(*tags))
+        translated = list(other.iter(*tags)) if other is not None else []
+        counts["units_missing"] += max(0, len(paragraphs) - len(translated))
+        pairs = zip(paragraphs, translated, strict=False)
+        _paragraph_counts(((read(p, name, 0), read(q, name, 1)) for p, q in pairs), counts)
+        for mark in marks:
+            counts["notes"] += sum(1 for _ in root.iter(mark))
+            counts["notes_after"] += sum(1 for _ in other.iter(mark)) if other is not None else 0
+    return counts, before, after
+
+
 def docx_counts(source: bytes, translation: bytes) -> Counter:
     """Word: paragraphs of the body, headers, footers, notes and comments; notes and comment marks; the text of
     `altChunk` parts (HTML the body imports) as units of their own."""
-    before, after, counts = _zip_xml(source, WORD_PARTS), _zip_xml(translation, WORD_PARTS), Counter()
 
-    def link_key(link):
-        return link.get(R_ID) or link.get(W + "anchor")
+    def read(paragraph, name, side):
+        return _word_paragraph(paragraph, lambda link: link.get(R_ID) or link.get(W + "anchor"))
 
-    for name, root in before.items():
-        other = after.get(name)
-        paragraphs = list(root.iter(W + "p"))
-        translated = list(other.iter(W + "p")) if other is not None else []
-        counts["units_missing"] += max(0, len(paragraphs) - len(translated))
-        _paragraph_counts(
-            (
-                (_word_paragraph(p, link_key), _word_paragraph(q, link_key))
-                for p, q in zip(paragraphs, translated, strict=False)
-            ),
-            counts,
-        )
-        for mark in ("footnoteReference", "endnoteReference", "commentReference"):
-            counts["notes"] += sum(1 for _ in root.iter(W + mark))
-            counts["notes_after"] += sum(1 for _ in other.iter(W + mark)) if other is not None else 0
+    marks = [W + mark for mark in ("footnoteReference", "endnoteReference", "commentReference")]
+    counts, _, _ = _paragraphs_counts(source, translation, WORD_PARTS, (W + "p",), read, marks)
     _alt_chunk_counts(source, translation, counts)
     return counts
 
@@ -191,32 +195,22 @@ def _relationship_targets(data: bytes) -> dict[str, dict[str, str]]:
 
 def pptx_counts(source: bytes, translation: bytes) -> Counter:
     """PowerPoint: paragraphs of slides, notes and comments (legacy and modern: their `p:text` and `a:p`)."""
-    before, after, counts = _zip_xml(source, SLIDE_PARTS), _zip_xml(translation, SLIDE_PARTS), Counter()
-    targets, targets_after = _relationship_targets(source), _relationship_targets(translation)
-    for name, root in before.items():
-        other = after.get(name)
-        paragraphs = list(root.iter(A + "p"))
-        translated = list(other.iter(A + "p")) if other is not None else []
-        counts["units_missing"] += max(0, len(paragraphs) - len(translated))
-        _paragraph_counts(
-            (
-                (
-                    _drawing_paragraph(p, targets.get(name, {})),
-                    _drawing_paragraph(q, targets_after.get(name, {})),
-                )
-                for p, q in zip(paragraphs, translated, strict=False)
-            ),
-            counts,
-        )
-        if "/comments/" in name:
-            texts = [e for e in root.iter() if isinstance(e.tag, str) and e.tag.endswith("}text")]
-            texts_after = [e for e in other.iter() if isinstance(e.tag, str) and e.tag.endswith("}text")]
-            counts["notes"] += len(texts) + sum(1 for e in root if "cm" in str(e.tag))
-            counts["notes_after"] += len(texts_after) + sum(1 for e in other if "cm" in str(e.tag))
-            for text, text_after in zip(texts, texts_after, strict=False):
-                if has_letter(text.text or ""):
-                    counts["units"] += 1
-                    counts["untranslated"] += text.text == text_after.text
+    targets = (_relationship_targets(source), _relationship_targets(translation))
+
+    def read(paragraph, name, side):
+        return _drawing_paragraph(paragraph, targets[side].get(name, {}))
+
+    counts, before, after = _paragraphs_counts(source, translation, SLIDE_PARTS, (A + "p",), read)
+    for name in [name for name in before if "/comments/" in name]:
+        root, other = before[name], after[name]
+        texts = [e for e in root.iter() if isinstance(e.tag, str) and e.tag.endswith("}text")]
+        texts_after = [e for e in other.iter() if isinstance(e.tag, str) and e.tag.endswith("}text")]
+        counts["notes"] += len(texts) + sum(1 for e in root if "cm" in str(e.tag))
+        counts["notes_after"] += len(texts_after) + sum(1 for e in other if "cm" in str(e.tag))
+        for text, text_after in zip(texts, texts_after, strict=False):
+            if has_letter(text.text or ""):
+                counts["units"] += 1
+                counts["untranslated"] += text.text == text_after.text
     return counts
 
 
@@ -252,19 +246,11 @@ def _odf_paragraph(paragraph) -> tuple[str, set, Counter]:
 def odf_counts(source: bytes, translation: bytes) -> Counter:
     """OpenDocument: paragraphs and headings (`text:p`, `text:h`) of the content and the styles (headers and
     footers), their span styles and links; notes and annotations."""
-    pattern = re.compile(r"^(content|styles)\.xml$")
-    before, after, counts = _zip_xml(source, pattern), _zip_xml(translation, pattern), Counter()
-    for name, root in before.items():
-        other = after[name]
-        paragraphs = [e for e in root.iter(TEXT + "p", TEXT + "h")]
-        translated = [e for e in other.iter(TEXT + "p", TEXT + "h")]
-        counts["units_missing"] += max(0, len(paragraphs) - len(translated))
-        pairs = zip(paragraphs, translated, strict=False)
-        _paragraph_counts(((_odf_paragraph(p), _odf_paragraph(q)) for p, q in pairs), counts)
-        for mark in (TEXT + "note", OFFICE + "annotation"):
-            counts["notes"] += sum(1 for _ in root.iter(mark))
-            counts["notes_after"] += sum(1 for _ in other.iter(mark))
-    return counts
+    parts, tags = re.compile(r"^(content|styles)\.xml$"), (TEXT + "p", TEXT + "h")
+    marks = (TEXT + "note", OFFICE + "annotation")
+    return _paragraphs_counts(
+        source, translation, parts, tags, lambda p, name, side: _odf_paragraph(p), marks
+    )[0]
 
 
 KEPT = frozenset("script style template code pre kbd samp var textarea svg math".split())
