@@ -26,6 +26,7 @@ import zipfile
 from collections import Counter
 from html.parser import HTMLParser
 
+from hf_seq2seq.evaluation.markup import _kept_attributes
 from hf_seq2seq.formats.markup import INLINE_ELEMENTS, VOID_ELEMENTS
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -278,8 +279,6 @@ class _Blocks(HTMLParser):
         return next((entry[2] for entry in reversed(self.open) if entry[0] not in INLINE_ELEMENTS), 0)
 
     def handle_starttag(self, tag, attrs):
-        from hf_seq2seq.evaluation.markup import _kept_attributes
-
         key = _kept_attributes(tag, attrs)
         self.tags[key] += 1
         if tag in VOID_ELEMENTS or self.open and self.open[-1][0] in ("script", "style"):
