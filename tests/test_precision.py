@@ -13,6 +13,7 @@ from torch import nn
 from transformers import GenerationMixin
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
+from hf_seq2seq.acceleration import cpu_features
 from hf_seq2seq.acceleration.cpu_features import LINUX_FLAGS, cpu_supports, linux_cpu_flags
 from hf_seq2seq.engines.base import TORCH_PRECISIONS
 from hf_seq2seq.engines.torch_engine import (
@@ -105,6 +106,58 @@ def test_cpu_features_without_torchs_private_checks_are_the_same(feature, monkey
     expected = bool(check())
     monkeypatch.delattr(torch.cpu, f"_is_{feature}_supported")
     assert cpu_supports(feature) == expected
+
+
+@pytest.mark.parametrize(("bf16_ms", "fp32_ms", "expected"), [(10.0, 7.0, False), (4.0, 7.0, True)])
+def test_cpu_presets_train_in_bf16_only_where_a_bf16_step_measures_faster(
+    bf16_ms, fp32_ms, expected, monkeypatch
+):
+    """A CPU with bf16 matmuls trains in bf16 only where the probe's bf16 step is the faster one: with avx512_bf16
+    and no AMX a bf16 step can take longer than an fp32 one (docs/results.md), and the cpu preset then trains in
+    fp32. The probe's first pass of each precision (oneDNN building its kernels) does not count."""
+    steps = {torch.bfloat16: bf16_ms / 1e3, torch.float32: fp32_ms / 1e3}
+    seen = []
+
+    def step_seconds(layer, inputs, dtype):
+        seen.append(dtype)
+        if seen.count(dtype) == 1:  # a first pass that would decide it wrongly if it counted
+            return 0.0 if dtype == torch.bfloat16 else 100.0
+        return steps[dtype]
+
+    monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: True)
+    monkeypatch.setattr(cpu_features, "_step_seconds", step_seconds)
+    cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    try:
+        assert cpu_features.cpu_trains_faster_in_bf16() is expected
+    finally:
+        cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    assert seen.count(torch.bfloat16) == seen.count(torch.float32) > 1
+
+
+def test_the_probe_leaves_the_random_state_as_it_was(monkeypatch):
+    """Importing the presets runs the probe: a seed set before must give the same numbers after."""
+    monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: True)  # measure, whatever this CPU has
+    cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    try:
+        torch.manual_seed(7)
+        cpu_features.cpu_trains_faster_in_bf16(rows=8, width=8, repeats=1)
+        after_probe = torch.rand(3)
+    finally:
+        cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    torch.manual_seed(7)
+    assert torch.equal(after_probe, torch.rand(3))
+
+
+def test_without_bf16_matmuls_nothing_is_measured(monkeypatch):
+    monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: dtype == torch.float32)
+    monkeypatch.setattr(
+        cpu_features, "_step_seconds", lambda *args: pytest.fail("measured without bf16 matmuls")
+    )
+    cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    try:
+        assert cpu_features.cpu_trains_faster_in_bf16() is False
+    finally:
+        cpu_features.cpu_trains_faster_in_bf16.cache_clear()
 
 
 def test_the_avx2_only_tool_makes_this_cpu_answer_as_an_avx2_one():

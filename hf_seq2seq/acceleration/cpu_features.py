@@ -1,11 +1,13 @@
 """What the CPU can do, for the choices that depend on it: bf16 autocast for the CPU presets (only with bf16
-matmuls), the matmul peak a benchmark divides by, 8-bit activations for int8 inference (only with VNNI dot
-products).
+matmuls, and only where a step measures faster with it), the matmul peak a benchmark divides by, 8-bit activations
+for int8 inference (only with VNNI dot products).
 
 torch answers through private functions (`torch.cpu._is_<feature>_supported`); where a torch lacks one, or it
 fails, the answer comes from the CPU flags that Linux lists in /proc/cpuinfo, which say the same; elsewhere it is
 no (the slower, always-correct choice: fp32 training, 7-bit activations)."""
 
+import functools
+import time
 from pathlib import Path
 
 import torch
@@ -54,3 +56,32 @@ def cpu_has_matmuls(dtype: torch.dtype) -> bool:
     if dtype == torch.float16:
         return cpu_supports("avx512_fp16") or cpu_supports("amx_fp16")
     return dtype == torch.float32
+
+
+def _step_seconds(layer: torch.nn.Module, inputs: torch.Tensor, dtype: torch.dtype) -> float:
+    """Seconds of one forward and backward pass of `layer` under `dtype` autocast (fp32: none)."""
+    start = time.perf_counter()
+    with torch.autocast("cpu", dtype=dtype, enabled=dtype != torch.float32):
+        loss = layer(inputs).float().square().mean()
+    loss.backward()
+    return time.perf_counter() - start
+
+
+@functools.cache
+def cpu_trains_faster_in_bf16(rows: int = 512, width: int = 256, repeats: int = 5) -> bool:
+    """Whether bf16 autocast makes a training step faster than fp32 here, measured on a feed-forward block of the
+    cpu preset's width (`rows` tokens, a fraction of a second). Having bf16 matmuls is not enough: on some CPUs
+    with avx512_bf16 and no AMX, a bf16 step takes longer than an fp32 one (docs/results.md). Without bf16 matmuls
+    the answer is no, unmeasured."""
+    if not cpu_has_matmuls(torch.bfloat16):
+        return False
+    with torch.random.fork_rng(devices=[]):  # the caller's random state stays as it was (a seed set before)
+        layer = torch.nn.Sequential(
+            torch.nn.Linear(width, 4 * width), torch.nn.ReLU(), torch.nn.Linear(4 * width, width)
+        )
+        inputs = torch.randn(rows, width)
+    seconds = {torch.float32: [], torch.bfloat16: []}
+    for _ in range(repeats + 1):  # the first pass of each builds oneDNN's kernels: not counted
+        for dtype, times in seconds.items():
+            times.append(_step_seconds(layer, inputs, dtype))
+    return min(seconds[torch.bfloat16][1:]) < min(seconds[torch.float32][1:])

@@ -7,7 +7,7 @@ explicitly wins. docs/results.md has what the CPU presets' models score.
 
 import torch
 
-from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls
+from hf_seq2seq.acceleration.cpu_features import cpu_trains_faster_in_bf16
 
 # What every preset shares: validation BLEU picks the best checkpoint, the paper's optimiser settings.
 _COMMON = dict(
@@ -62,9 +62,10 @@ _CPU = dict(
     warmup_steps=0.3,  # a share of the budget: the same schedule on a machine that makes twice the steps
     eval_steps=800,
     save_steps=800,
-    # autocast with fp32 master weights, only where the CPU has bf16 matmuls (avx512_bf16/AMX): without them
-    # (e.g. AVX2-only CPUs) a bf16 training step is far slower than fp32 (docs/results.md)
-    bf16=cpu_has_matmuls(torch.bfloat16),
+    # autocast with fp32 master weights, only where a step measures faster in bf16: without bf16 matmuls
+    # (avx512_bf16/AMX; e.g. AVX2-only CPUs) it is far slower than fp32, and with avx512_bf16 alone it can be
+    # too (docs/results.md)
+    bf16=cpu_trains_faster_in_bf16(),
     use_cpu=not torch.cuda.is_available(),
 )
 # One GPU for a time budget: the `cpu` preset's budget rules (the learning rate decays to 0 at the budget's end,
