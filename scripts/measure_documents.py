@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.evaluation.documents import document_counts
+from hf_seq2seq.evaluation.documents import document_counts, files_under
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, translate_document
 
 PROBLEMS = (
@@ -69,13 +69,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=300, help="seconds a file may take before it is a hang")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
-    files = []
-    for name in args.paths:
-        path = Path(name)
-        found = sorted(path.rglob("*")) if path.is_dir() else [path]
-        files += [
-            f for f in found if f.is_file() and f.suffix.lower() in DOCUMENT_FORMATS and f.suffix != ".txt"
-        ]
+    files = files_under(args.paths, set(DOCUMENT_FORMATS) - {".txt"})
     translator = load_translator(args.model, args.engine, args.precision)
     rows, totals = [], {}
     print(f"{'file':<58} {'units':>5} {'fmt kept':>9} {'links':>7} {'notes':>7}  lost")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from hf_seq2seq.benchmarks.comparison import batch_1_latency_ms
 from hf_seq2seq.engines.factory import load_translator
+from hf_seq2seq.evaluation.documents import files_under
 
 SUFFIXES = (".html", ".htm", ".docx", ".pptx", ".odt", ".odp", ".epub", ".srt", ".vtt", ".txt")
 
@@ -66,11 +67,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
-    files = []
-    for name in args.files:
-        path = Path(name)
-        found = sorted(path.rglob("*")) if path.is_dir() else [path]
-        files += [f for f in found if f.suffix.lower() in SUFFIXES]
+    files = files_under(args.files, SUFFIXES)
     rows = {}
     for item in args.engines:
         name, spec = item.split("=", 1)

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from hf_seq2seq.engines.factory import load_translator
+from hf_seq2seq.evaluation.documents import files_under
 from hf_seq2seq.evaluation.markup import docx_kept, inline_elements_kept
 from hf_seq2seq.formats.documents import DocumentError, translate_document_bytes
 from hf_seq2seq.formats.markup import INLINE_ELEMENTS
@@ -43,11 +44,7 @@ def main() -> None:
     parser.add_argument("paths", nargs="+", help=".html/.htm/.docx files, or folders of them")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
-    files = []
-    for name in args.paths:
-        path = Path(name)
-        found = sorted(path.rglob("*")) if path.is_dir() else [path]
-        files += [f for f in found if f.suffix.lower() in (".html", ".htm", ".docx")]
+    files = files_under(args.paths, (".html", ".htm", ".docx"))
     translator = load_translator(args.model, args.engine, args.precision)
     rows = [measure(translator, path) for path in files]
     totals = Counter()

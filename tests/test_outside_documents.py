@@ -15,7 +15,7 @@ import pytest
 from helpers import FIXTURES
 
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.evaluation.documents import document_counts
+from hf_seq2seq.evaluation.documents import document_counts, files_under
 from hf_seq2seq.formats.documents import translate_document_bytes
 from hf_seq2seq.formats.documents.html_pages import read_html
 from hf_seq2seq.formats.markup import read_pieces
@@ -165,3 +165,17 @@ def test_a_citation_s_machine_readable_title_is_kept_as_written(translated):
     coins = re.search(r'<span title="ctx_ver=[^"]*"', page)[0]
     out = translated("wikipedia-duck-citation-excerpt.html").decode()
     assert coins in out and "Duckling" not in out.replace(coins, "")
+
+
+def test_the_measure_reads_every_document_in_the_folders_it_is_given(tmp_path):
+    """`scripts/measure_documents.py FOLDER`: files at any depth, suffixes in any case, and nothing that is not a
+    file (a folder named like a page)."""
+    (tmp_path / "b" / "deep").mkdir(parents=True)
+    (tmp_path / "page.html.d.html").mkdir()
+    for name in ("b/deep/z.DOCX", "a.srt", "b/notes.txt", "c.vtt"):
+        (tmp_path / name).write_text("x")
+    named = tmp_path / "b" / "notes.txt"
+    assert files_under([tmp_path, named], {".docx", ".srt", ".html"}) == [
+        tmp_path / "a.srt",
+        tmp_path / "b/deep/z.DOCX",
+    ]

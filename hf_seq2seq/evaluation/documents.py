@@ -25,6 +25,7 @@ import re
 import zipfile
 from collections import Counter
 from html.parser import HTMLParser
+from pathlib import Path
 
 from hf_seq2seq.evaluation.markup import _kept_attributes
 from hf_seq2seq.formats.markup import INLINE_ELEMENTS, VOID_ELEMENTS
@@ -40,6 +41,17 @@ SLIDE_PARTS = re.compile(r"ppt/(slides/slide|notesSlides/notesSlide|comments/\w*
 DASH = re.compile(r"^\s*(?:<[^>]*>|\{\\[^}]*\})*\s*[-–—]")
 """A subtitle line that starts with a dialogue dash (after any tags)."""
 TAG = re.compile(r"<(/?)([A-Za-z][\w.]*)[^<>]*>")
+
+
+def files_under(paths, suffixes) -> list[Path]:
+    """The files named and those anywhere in the folders named (each folder's sorted), whose suffix (any case) is one
+    of `suffixes`: what a measuring script reads from its command line."""
+    files = []
+    for name in paths:
+        path = Path(name)
+        found = sorted(path.rglob("*")) if path.is_dir() else [path]
+        files += [f for f in found if f.is_file() and f.suffix.lower() in suffixes]
+    return files
 
 
 def has_letter(text: str) -> bool:
