@@ -108,15 +108,25 @@ def test_cpu_features_without_torchs_private_checks_are_the_same(feature, monkey
     assert cpu_supports(feature) == expected
 
 
+@pytest.fixture
+def fresh_probe():
+    """The probe's answer is cached for the process: measured anew in the test, and forgotten after it."""
+    cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    yield cpu_features.cpu_trains_faster_in_bf16
+    cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+
+
 @pytest.mark.parametrize(
     ("bf16_ms", "fp32_ms", "expected"), [(10.0, 7.0, False), (4.0, 7.0, True), (6.5, 7.0, False)]
 )
 def test_cpu_presets_train_in_bf16_only_where_a_bf16_step_measures_faster(
-    bf16_ms, fp32_ms, expected, monkeypatch
+    bf16_ms, fp32_ms, expected, monkeypatch, fresh_probe
 ):
-    """A CPU with bf16 matmuls trains in bf16 only where the probe's bf16 step is the faster one: with avx512_bf16
-    and no AMX a bf16 step can take longer than an fp32 one (docs/results.md), and the cpu preset then trains in
-    fp32; so it does where bf16 is only a little faster (the processes of one run must not answer differently). The probe's first pass of each precision (oneDNN building its kernels) does not count."""
+    """A CPU with bf16 matmuls trains in bf16 only where the probe's bf16 step is clearly the faster one: with
+    avx512_bf16 and no AMX a bf16 step can take longer than an fp32 one (docs/results.md), and the cpu preset then
+    trains in fp32; so it does where bf16 is only a little faster (the processes of one run, each probing, are then
+    unlikely to answer differently). The probe's first pass of each precision (oneDNN building its kernels) does not
+    count."""
     steps = {torch.bfloat16: bf16_ms / 1e3, torch.float32: fp32_ms / 1e3}
     seen = []
 
@@ -128,38 +138,26 @@ def test_cpu_presets_train_in_bf16_only_where_a_bf16_step_measures_faster(
 
     monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: True)
     monkeypatch.setattr(cpu_features, "_step_seconds", step_seconds)
-    cpu_features.cpu_trains_faster_in_bf16.cache_clear()
-    try:
-        assert cpu_features.cpu_trains_faster_in_bf16() is expected
-    finally:
-        cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    assert fresh_probe() is expected
     assert seen.count(torch.bfloat16) == seen.count(torch.float32) > 1
 
 
-def test_the_probe_leaves_the_random_state_as_it_was(monkeypatch):
+def test_the_probe_leaves_the_random_state_as_it_was(monkeypatch, fresh_probe):
     """Importing the presets runs the probe: a seed set before must give the same numbers after."""
     monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: True)  # measure, whatever this CPU has
-    cpu_features.cpu_trains_faster_in_bf16.cache_clear()
-    try:
-        torch.manual_seed(7)
-        cpu_features.cpu_trains_faster_in_bf16(rows=8, width=8, repeats=1)
-        after_probe = torch.rand(3)
-    finally:
-        cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    torch.manual_seed(7)
+    fresh_probe(rows=8, width=8, repeats=1)
+    after_probe = torch.rand(3)
     torch.manual_seed(7)
     assert torch.equal(after_probe, torch.rand(3))
 
 
-def test_without_bf16_matmuls_nothing_is_measured(monkeypatch):
+def test_without_bf16_matmuls_nothing_is_measured(monkeypatch, fresh_probe):
     monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: dtype == torch.float32)
     monkeypatch.setattr(
         cpu_features, "_step_seconds", lambda *args: pytest.fail("measured without bf16 matmuls")
     )
-    cpu_features.cpu_trains_faster_in_bf16.cache_clear()
-    try:
-        assert cpu_features.cpu_trains_faster_in_bf16() is False
-    finally:
-        cpu_features.cpu_trains_faster_in_bf16.cache_clear()
+    assert fresh_probe() is False
 
 
 def test_the_avx2_only_tool_makes_this_cpu_answer_as_an_avx2_one():
