@@ -124,12 +124,12 @@ def autocast(device: str, dtype: torch.dtype | None):
 def train_step_fn(
     model: torch.nn.Module, device: str, dtype: torch.dtype | None, cuda_graphs: bool = False
 ) -> Callable[[dict], None]:
-    """One training step (forward, backward, AdamW) at autocast `dtype`; AdamW fused on CUDA, as the `gpu`
-    preset's `adamw_torch_fused` (one kernel launch for all parameters instead of several per parameter). With
+    """One training step (forward, backward, AdamW) at autocast `dtype`; AdamW fused, as the presets'
+    `adamw_torch_fused` (one kernel for all parameters instead of several per parameter). With
     `cuda_graphs`, the forward and backward replay CUDA graphs (`GraphedTraining`, as `hf-seq2seq train
     --cuda_graphs true`): recorded the second time a batch shape comes."""
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.startswith("cuda") or None)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     forward = GraphedTraining(model) if cuda_graphs else model
 
     def step(batch: dict) -> None:
