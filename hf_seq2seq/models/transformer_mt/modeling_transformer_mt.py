@@ -172,7 +172,19 @@ def pack(
     the data breaks a graph, and the backward of `unpack`'s scatter cannot be traced)."""
     if token_mask is None or keep_layout or fixed_shapes(hidden_states):
         return hidden_states, None
-    return hidden_states[token_mask], token_mask
+    return real_token_rows(hidden_states, token_mask), token_mask
+
+
+def real_token_rows(hidden_states: torch.Tensor, token_mask: torch.Tensor) -> torch.Tensor:
+    """(B, T, F) -> the (N, F) rows of real tokens: `hidden_states[token_mask]`, selected by row number. The same
+    rows and gradients, but on the CPU the backward of boolean-mask indexing (index_put with accumulation) is several
+    times slower than index_select's (index_add; docs/model.md)."""
+    return hidden_states.flatten(0, 1).index_select(0, row_numbers(token_mask))
+
+
+def row_numbers(token_mask: torch.Tensor) -> torch.Tensor:
+    """(B, T) mask -> (N,) the real tokens' row numbers in the flattened (B·T, F) layout."""
+    return token_mask.flatten().nonzero().squeeze(1)
 
 
 def unpack(hidden_states: torch.Tensor, token_mask: torch.Tensor | None) -> torch.Tensor:
@@ -182,9 +194,8 @@ def unpack(hidden_states: torch.Tensor, token_mask: torch.Tensor | None) -> torc
         return hidden_states
     if hidden_states.dim() == 3:
         return hidden_states.masked_fill(~token_mask[..., None], 0.0)
-    padded = hidden_states.new_zeros(*token_mask.shape, hidden_states.shape[-1])
-    padded[token_mask] = hidden_states
-    return padded
+    padded = hidden_states.new_zeros(token_mask.numel(), hidden_states.shape[-1])  # (B·T, F)
+    return padded.index_copy(0, row_numbers(token_mask), hidden_states).view(*token_mask.shape, -1)
 
 
 class TransformerMTSinusoidalPositionalEncoding(nn.Module):
@@ -312,7 +323,7 @@ class TransformerMTAttention(nn.Module):
         output, weights = self.attend(query, key, value, attention_mask, output_attentions)
         output = output.reshape(query.shape[0], query.shape[2], -1)  # (B, T, D)
         if token_mask is not None:
-            output = output[token_mask]  # (N, D)
+            output = real_token_rows(output, token_mask)  # (N, D)
         return self.out_proj(output), weights  # (B, T, D) or (N, D), (B, H, T, K)
 
     def attend(
