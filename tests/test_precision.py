@@ -15,6 +15,7 @@ from transformers import GenerationMixin
 from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.acceleration import cpu_features
 from hf_seq2seq.acceleration.cpu_features import LINUX_FLAGS, cpu_supports, linux_cpu_flags
+from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.engines.base import TORCH_PRECISIONS
 from hf_seq2seq.engines.torch_engine import (
     Int8Linear,
@@ -143,13 +144,30 @@ def test_cpu_presets_train_in_bf16_only_where_a_bf16_step_measures_faster(
 
 
 def test_the_probe_leaves_the_random_state_as_it_was(monkeypatch, fresh_probe):
-    """Importing the presets runs the probe: a seed set before must give the same numbers after."""
+    """Choosing a CPU preset runs the probe: a seed set before must give the same numbers after."""
     monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: True)  # measure, whatever this CPU has
     torch.manual_seed(7)
     fresh_probe(rows=8, width=8, repeats=1)
     after_probe = torch.rand(3)
     torch.manual_seed(7)
     assert torch.equal(after_probe, torch.rand(3))
+
+
+@pytest.mark.parametrize(
+    ("preset", "probes"), [("gpu", False), ("tiny", False), ("cpu", True), ("cpu-long", True)]
+)
+def test_only_choosing_a_cpu_preset_runs_the_probe(preset, probes, monkeypatch, fresh_probe, tmp_path):
+    """The probe costs a fraction of a second: `hf-seq2seq train --preset gpu` (or any preset that does not
+    train on the CPU in bf16 where it pays) never runs it, and no import does."""
+    measured = []
+    monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: True)
+    monkeypatch.setattr(
+        cpu_features, "_step_seconds", lambda layer, inputs, dtype: measured.append(dtype) or 1.0
+    )
+    training_args = parse_args(["--preset", preset, "--output_dir", str(tmp_path)])[2]
+    assert bool(measured) is probes
+    if probes:  # the probe's answer is the preset's: steps measured alike are not clearly faster in bf16
+        assert training_args.bf16 is False
 
 
 def test_without_bf16_matmuls_nothing_is_measured(monkeypatch, fresh_probe):
@@ -165,9 +183,9 @@ def test_the_avx2_only_tool_makes_this_cpu_answer_as_an_avx2_one():
     fp32 and int8 keeps 7-bit activations, as on the AVX2 machines CI may get."""
     code = (
         "import torch; from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls, cpu_supports; "
-        "from hf_seq2seq.training.presets import PRESETS; "
+        "from hf_seq2seq.training.presets import preset_defaults; "
         "print(cpu_has_matmuls(torch.bfloat16), cpu_has_matmuls(torch.float16), cpu_supports('vnni'), "
-        "PRESETS['cpu']['bf16'], cpu_has_matmuls(torch.float32))"
+        "preset_defaults('cpu')['bf16'], cpu_has_matmuls(torch.float32))"
     )
     env = os.environ | {"PYTHONPATH": str(ROOT / "scripts" / "avx2_only"), "ONEDNN_MAX_CPU_ISA": "AVX2"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)

@@ -10,7 +10,7 @@ from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends
 from hf_seq2seq.evaluation.report import STANDARD_REPORT
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
-from hf_seq2seq.training.presets import PRESETS
+from hf_seq2seq.training.presets import PRESETS, preset_defaults
 from hf_seq2seq.training.recipe import run
 from hf_seq2seq.training.token_batches import PairTooLongError
 from hf_seq2seq.training.trainer import cuda_graphs_needs
@@ -40,7 +40,7 @@ def parse_args(
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.set_defaults(**PRESETS[preset])
+    parser.set_defaults(**preset_defaults(preset))
     model_args, data_args, training_args, final_args = parser.parse_args_into_dataclasses(args=argv)
     if data_args.max_tokens_per_batch is not None and data_args.max_tokens_per_batch <= 0:
         parser.error(

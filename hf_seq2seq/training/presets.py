@@ -1,9 +1,12 @@
 """The named presets of `hf-seq2seq train --preset`, as data: the defaults each one sets.
 
 A preset's keys are fields of the dataclasses of `hf_seq2seq.training.arguments` or of
-`Seq2SeqTrainingArguments`; `hf_seq2seq.cli.train` sets them as the parser's defaults, so any flag given
-explicitly wins. docs/results.md has what the CPU presets' models score.
+`Seq2SeqTrainingArguments`; `hf_seq2seq.cli.train` sets `preset_defaults(name)` as the parser's defaults, so any
+flag given explicitly wins. A value that must be measured on the machine is a function, called only for the
+preset chosen. docs/results.md has what the CPU presets' models score.
 """
+
+from collections.abc import Callable
 
 import torch
 
@@ -67,8 +70,8 @@ _CPU = dict(
     save_steps=800,
     # autocast with fp32 master weights, only where a step measures faster in bf16: without bf16 matmuls
     # (avx512_bf16/AMX; e.g. AVX2-only CPUs) it is far slower than fp32, and with avx512_bf16 alone it can be
-    # too (docs/results.md)
-    bf16=cpu_trains_faster_in_bf16(),
+    # too (docs/results.md); measured by `preset_defaults`, when a preset that trains on the CPU is chosen
+    bf16=cpu_trains_faster_in_bf16,
     use_cpu=not torch.cuda.is_available(),
 )
 # One GPU for a time budget: the `cpu` preset's budget rules (the learning rate decays to 0 at the budget's end,
@@ -188,3 +191,9 @@ PRESETS: dict[str, dict] = {
         standard_test_set=None,  # 12,681 lines: minutes, not seconds
     ),
 }
+
+
+def preset_defaults(name: str) -> dict:
+    """The defaults of preset `name`, each measured value (a function) measured now: the bf16 probe of the CPU
+    presets (a fraction of a second) runs when one of them is chosen, not when the presets are imported."""
+    return {key: value() if isinstance(value, Callable) else value for key, value in PRESETS[name].items()}
