@@ -157,8 +157,8 @@ def test_the_probe_leaves_the_random_state_as_it_was(monkeypatch, fresh_probe):
     ("preset", "probes"), [("gpu", False), ("tiny", False), ("cpu", True), ("cpu-long", True)]
 )
 def test_only_choosing_a_cpu_preset_runs_the_probe(preset, probes, monkeypatch, fresh_probe, tmp_path):
-    """The probe costs a fraction of a second: `hf-seq2seq train --preset gpu` (or any preset that does not
-    train on the CPU in bf16 where it pays) never runs it, and no import does."""
+    """The probe costs a fraction of a second: only the CPU presets run it, when chosen; `hf-seq2seq train
+    --preset gpu` and `tiny` never do, and importing the presets does not (the cpu preset would find it run)."""
     measured = []
     monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: True)
     monkeypatch.setattr(

@@ -6,8 +6,6 @@ flag given explicitly wins. A value that must be measured on the machine is a fu
 preset chosen. docs/results.md has what the CPU presets' models score.
 """
 
-from collections.abc import Callable
-
 import torch
 
 from hf_seq2seq.acceleration.cpu_features import cpu_trains_faster_in_bf16
@@ -196,4 +194,4 @@ PRESETS: dict[str, dict] = {
 def preset_defaults(name: str) -> dict:
     """The defaults of preset `name`, each measured value (a function) measured now: the bf16 probe of the CPU
     presets (a fraction of a second) runs when one of them is chosen, not when the presets are imported."""
-    return {key: value() if isinstance(value, Callable) else value for key, value in PRESETS[name].items()}
+    return {key: value() if callable(value) else value for key, value in PRESETS[name].items()}

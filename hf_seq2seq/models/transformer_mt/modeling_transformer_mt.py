@@ -175,16 +175,17 @@ def pack(
     return real_token_rows(hidden_states, token_mask), token_mask
 
 
-def real_token_rows(hidden_states: torch.Tensor, token_mask: torch.Tensor) -> torch.Tensor:
-    """(B, T, F) -> the (N, F) rows of real tokens: `hidden_states[token_mask]`, selected by row number. The same
-    rows and gradients, but on the CPU the backward of boolean-mask indexing (index_put with accumulation) is several
-    times slower than index_select's (index_add; docs/model.md)."""
-    return hidden_states.flatten(0, 1).index_select(0, row_numbers(token_mask))
-
-
 def row_numbers(token_mask: torch.Tensor) -> torch.Tensor:
     """(B, T) mask -> (N,) the real tokens' row numbers in the flattened (B·T, F) layout."""
     return token_mask.flatten().nonzero().squeeze(1)
+
+
+def real_token_rows(hidden_states: torch.Tensor, token_mask: torch.Tensor) -> torch.Tensor:
+    """(B, T, F) -> the (N, F) rows of real tokens: `hidden_states[token_mask]`, selected by row number. The same
+    rows and gradients, but on the CPU the backward of boolean-mask indexing (index_put with accumulation) is several
+    times slower than index_select's (index_add; docs/model.md). torch's functions, not the Tensor methods: dynamo,
+    compiling a layer alone (regional compilation), traces these and warns on those."""
+    return torch.index_select(hidden_states.flatten(0, 1), 0, row_numbers(token_mask))
 
 
 def unpack(hidden_states: torch.Tensor, token_mask: torch.Tensor | None) -> torch.Tensor:
@@ -195,7 +196,7 @@ def unpack(hidden_states: torch.Tensor, token_mask: torch.Tensor | None) -> torc
     if hidden_states.dim() == 3:
         return hidden_states.masked_fill(~token_mask[..., None], 0.0)
     padded = hidden_states.new_zeros(token_mask.numel(), hidden_states.shape[-1])  # (B·T, F)
-    return padded.index_copy(0, row_numbers(token_mask), hidden_states).view(*token_mask.shape, -1)
+    return torch.index_copy(padded, 0, row_numbers(token_mask), hidden_states).view(*token_mask.shape, -1)
 
 
 class TransformerMTSinusoidalPositionalEncoding(nn.Module):
