@@ -1,6 +1,7 @@
 """The `cpu` preset's training step (forward, backward, AdamW) with the shipped model file of another checkout
 against the work tree's, in one process, the two taking turns on every batch (`measuring.seconds_in_turn`), so
-that a busy machine's drift falls on both alike. The weights and batches are the same for both.
+that a busy machine's drift falls on both alike. The weights and batches are the same for both. The model's size
+is the preset's (`PRESETS["cpu"]`): d_model 256 in the A/Bs of docs/ before 2026-11-29, 192 since.
 
     git worktree add --detach /tmp/before COMMIT
     python scripts/ab_training_step.py /tmp/before --repeats 9
@@ -18,20 +19,22 @@ import torch
 from hf_seq2seq.benchmarks.measuring import make_batches, seconds_in_turn, tokens, train_step_fn
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
+from hf_seq2seq.training.presets import PRESETS
 
 SHIPPED = ("configuration_transformer_mt", "generation_transformer_mt", "modeling_transformer_mt")
+_PRESET = PRESETS["cpu"]
 CPU_PRESET = dict(
-    vocab_size=4000,
-    d_model=256,
-    encoder_layers=3,
-    decoder_layers=3,
-    encoder_attention_heads=4,
-    decoder_attention_heads=4,
-    encoder_ffn_dim=1024,
-    decoder_ffn_dim=1024,
-    dropout=0.0,
-    normalize_before=True,
-    label_smoothing=0.1,
+    vocab_size=_PRESET["vocab_size"],
+    d_model=_PRESET["d_model"],
+    encoder_layers=_PRESET["encoder_layers"],
+    decoder_layers=_PRESET["decoder_layers"],
+    encoder_attention_heads=_PRESET["attention_heads"],
+    decoder_attention_heads=_PRESET["attention_heads"],
+    encoder_ffn_dim=_PRESET["ffn_dim"],
+    decoder_ffn_dim=_PRESET["ffn_dim"],
+    dropout=_PRESET["dropout"],
+    normalize_before=_PRESET["normalize_before"],
+    label_smoothing=_PRESET["label_smoothing_factor"],
 )
 
 

@@ -191,7 +191,13 @@ def test_presets_set_defaults_that_flags_override():
     assert training_args.learning_rate == 1e-4 and training_args.predict_with_generate
     assert final_args.num_beams == 4
     model_args, _, training_args, _ = parse_args(["--preset", "cpu"])
-    assert model_args.d_model == 256 and training_args.lr_scheduler_type == "inverse_sqrt"
+    assert model_args.d_model == 192 and training_args.lr_scheduler_type == "inverse_sqrt"
+    # 3 heads of 64 and a feed-forward 4x as wide, as every preset's (docs/recipe.md, "Width")
+    assert (model_args.attention_heads, model_args.ffn_dim) == (3, 768)
+    # cpu-long keeps the width its figures were measured with
+    long_args, long_data_args, _, _ = parse_args(["--preset", "cpu-long"])
+    assert (long_args.d_model, long_args.attention_heads, long_args.ffn_dim) == (256, 4, 1024)
+    assert long_data_args.max_train_minutes == 50.0
     # the budgeted CPU presets: a warmup given as a share of the budget, and the last checkpoint kept
     assert training_args.warmup_steps == 0.3 and not training_args.load_best_model_at_end
     # AdamW in one fused kernel on the CPU too: more steps in the budget (docs/recipe.md)
