@@ -192,7 +192,7 @@ def test_presets_set_defaults_that_flags_override():
     assert final_args.num_beams == 4
     model_args, _, training_args, _ = parse_args(["--preset", "cpu"])
     assert model_args.d_model == 192 and training_args.lr_scheduler_type == "inverse_sqrt"
-    # 3 heads of 64 and a feed-forward 4x as wide, as every preset's (docs/recipe.md, "Width")
+    # 3 heads of 64 and a feed-forward 4x as wide, as cpu-long and gpu have (docs/recipe.md, "Width")
     assert (model_args.attention_heads, model_args.ffn_dim) == (3, 768)
     # cpu-long keeps the width its figures were measured with
     long_args, long_data_args, _, _ = parse_args(["--preset", "cpu-long"])
