@@ -1,7 +1,12 @@
-"""Every job on the fast engines: HTML, glossaries, alignments, subtitles and Word documents translate with an
-int8 CTranslate2 export and an ONNX export (fp32 and int8 graphs) of the memorising model, from the command line
-and from the server, with the torch engine's output contract: the same text where the model is sure of it, the
-same tags, timings and formatting (where a tag or a run goes is the engine's attention's to say)."""
+"""Every job on the fast engines: HTML, glossaries, alignments, subtitles and Word documents translate with a
+CTranslate2 export and an ONNX export (fp32 and int8 graphs) of the memorising model, from the command line and
+from the server, with the torch engine's output contract: the same text where the model is sure of it, the same
+tags, timings and formatting (where a tag or a run goes is the engine's attention's to say).
+
+The CTranslate2 export keeps fp32 weights, as tests/test_confidence.py's does: int8 decoding of a d_model-32 model
+depends on the CPU's int8 matmul (on a 2-core AVX2 EPYC, where CTranslate2 does not use MKL, 2 of the 6 memorised
+pairs came out otherwise; on an Intel Xeon, or there with CT2_USE_MKL=1, all 6 held), and these tests are about
+the jobs, not the weight type (int8 exports: tests/test_export.py; a real model's int8 BLEU: docs/deploy.md)."""
 
 import io
 import re
@@ -29,16 +34,16 @@ from hf_seq2seq.serving.worker import TranslatorWorker  # noqa: E402
 pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
 ENGINES = [("ctranslate2", "fp32"), ("onnxruntime", "fp32"), ("onnxruntime", "int8")]
-IDS = ["ctranslate2-int8", "onnxruntime-fp32", "onnxruntime-int8"]
+IDS = ["ctranslate2-fp32", "onnxruntime-fp32", "onnxruntime-int8"]
 TARGETS = dict(MEMORISED_PAIRS)
 
 
 @pytest.fixture(scope="module")
 def exports(memorising_folder, tmp_path_factory):
-    """The memorising model exported to CTranslate2 (int8 weights) and to ONNX (fp32 and int8 graphs)."""
+    """The memorising model exported to CTranslate2 (fp32 weights) and to ONNX (fp32 and int8 graphs)."""
     root = tmp_path_factory.mktemp("fast-engines")
     return {
-        "ctranslate2": export_ctranslate2(memorising_folder, root / "ct2", quantization="int8"),
+        "ctranslate2": export_ctranslate2(memorising_folder, root / "ct2", quantization="float32"),
         "onnxruntime": export_onnx(memorising_folder, root / "onnx", quantize="int8"),
     }
 
