@@ -4,10 +4,8 @@ from the server, with the torch engine's output contract: the same text where th
 tags, timings and formatting (where a tag or a run goes is the engine's attention's to say).
 
 The CTranslate2 export keeps fp32 weights, as tests/test_confidence.py's does: int8 decoding of a d_model-32 model
-depends on the CPU's int8 matmul (on a 2-core AVX2 EPYC, where CTranslate2 multiplies int8 with oneDNN, not MKL,
-2 of the 6 memorised pairs came out otherwise; on an Intel Xeon, or there with CT2_USE_MKL=1, all 6 held), and
-these tests are about the jobs, not the weight type (int8 exports: tests/test_export.py; a real model's int8 BLEU:
-docs/deploy.md, docs/tests.md)."""
+depends on which int8 matmul the CPU gets (MKL's on Intel, oneDNN's elsewhere: docs/tests.md), and these tests are
+about the jobs, not the weight type (int8 exports: tests/test_export.py)."""
 
 import io
 import re
