@@ -40,10 +40,10 @@ def test_the_standard_test_set_is_read_line_by_line_and_checked(tmp_path, monkey
 
     edited = tmp_path / "edited"
     edited.mkdir()
-    for path in TEST_SETS_DIR.glob("*.eng"):
-        (edited / path.name).write_text(
-            path.read_text(encoding="utf-8").replace("80%", "81%"), encoding="utf-8"
-        )
+    source = TEST_SETS_DIR / f"{STANDARD_TEST_SET}.eng"  # the shared folder holds newstest2014 too: left out
+    (edited / source.name).write_text(
+        source.read_text(encoding="utf-8").replace("80%", "81%"), encoding="utf-8"
+    )
     shutil.copy(TEST_SETS_DIR / f"{STANDARD_TEST_SET}.fra", edited)
     monkeypatch.setenv(TEST_SETS_ENV, str(edited))
     with pytest.raises(ChecksumError, match="is not tatoeba-test-v2021-08-07's en file of ac0f19c0be3c"):
