@@ -69,7 +69,7 @@ preset_graphs=$("$python" -c "from hf_seq2seq.training.presets import PRESETS; p
 attention=(--sdpa-backends "$preset_attention")
 if [ "$dry_run" = 1 ]; then
     gpu="dry-run-cpu" device=cpu out=${GPU_CHECK_OUT:-$(mktemp -d)} minutes=${minutes:-0.3}
-    benchmark_flags=(--quick --size cpu --device cpu --dtype fp32 --train-batch-tokens 300 "${attention[@]}"
+    benchmark_flags=(--quick --size tiny --device cpu --dtype fp32 --train-batch-tokens 300 "${attention[@]}"
         "${extra_benchmark_flags[@]}")
     profile_flags=(--device cpu --d-model 64 --ffn-dim 128 --heads 4 --layers 2 --batch-tokens 300 --steps 2
         "${attention[@]}")

@@ -6,12 +6,20 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 from helpers import TEST_SETS_DIR, make_trained_folder, tiny_args, train_memorising_folder, write_fra_txt
 
 # the standard test sets from the shared copy, as `.ci/run` and the tests' subprocesses read them: nothing downloads
 # (fra-eng's loader keeps the Tatoeba test set out of training, so every tiny run reads it)
 if TEST_SETS_DIR.is_dir():
     os.environ.setdefault("HF_SEQ2SEQ_TEST_SETS", str(TEST_SETS_DIR))
+
+# under pytest-xdist (`-n 2`, as .ci/run runs the suite) the cores are shared out among the workers: one torch thread
+# a worker on 2 cores, in the worker and in the commands its tests start, instead of each oversubscribing them all
+if workers := int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")):
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,8 @@ from hf_seq2seq.models.transformer_mt.length_rule import length_rule_limit
 from hf_seq2seq.training.arguments import ModelArguments
 from hf_seq2seq.training.builders import build_model
 
+pytestmark = pytest.mark.floors  # the Trainer fine-tuning a Marian folder: transformers' API at its floor too
+
 PAIRS = [
     ("how are you ?", "comment allez vous ?"),
     ("i like cheese .", "je aime le fromage ."),

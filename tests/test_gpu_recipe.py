@@ -20,6 +20,8 @@ from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import Transformer
 from hf_seq2seq.training.time_budget import TrainingBudget
 from hf_seq2seq.training.trainer import build_trainer
 
+pytestmark = pytest.mark.newest_torch  # CI runs these under the newest torch on PyPI too: a lent GPU's
+
 
 def test_the_gpu_preset_is_a_time_budget_recipe_on_token_batches(tmp_path):
     model_args, data_args, training_args, final_args = parse_args(

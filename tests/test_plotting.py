@@ -27,6 +27,8 @@ from hf_seq2seq.cli import plot_training as plot_training_cli
 from hf_seq2seq.evaluation.metrics import build_compute_metrics
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
+pytestmark = pytest.mark.floors  # matplotlib's floor is used here only
+
 START = PAD = VOCAB["<pad>"]  # the decoder starts from pad, as in the project's models
 ENCODER_GRID, DECODER_GRID = (2, 4), (3, 2)  # (layers, heads): different so the grids cannot be mixed up
 SENTENCE = "the big cat sat on the red mat"

@@ -8,12 +8,16 @@ Skipped here: `test_generation_tester_mixin_inheritance`, which asks that the te
 
 import unittest
 
+import pytest
 import torch
 from transformers.models.auto import modeling_auto
 from transformers_suite import import_common_tests
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
+
+# transformers' own contract for a model, at the oldest transformers admitted too
+pytestmark = pytest.mark.floors
 
 test_modeling_common, test_configuration_common = import_common_tests()
 ModelTesterMixin, ids_tensor = test_modeling_common.ModelTesterMixin, test_modeling_common.ids_tensor

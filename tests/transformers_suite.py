@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 import transformers
+from filelock import FileLock
 
 PACKAGE = "transformers_common_tests"  # the copy's package name (`tests` would clash with this repo's)
 SHIPPED = ("test_modeling_common.py", "test_configuration_common.py")
@@ -50,10 +51,17 @@ def cache_dir() -> Path:
 
 def fetch_common_tests() -> Path:
     """The folder holding the `PACKAGE` copy of the installed version's common tests; downloads the sdist
-    from the package index (pip) the first time."""
+    from the package index (pip) the first time. One process at a time: the workers of `pytest -n 2` may both
+    come here first."""
     folder = cache_dir()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{folder}.lock"):
+        return _fetch_common_tests(folder)
+
+
+def _fetch_common_tests(folder: Path) -> Path:
     package = folder / PACKAGE
-    if all((package / name).is_file() for name in SHIPPED):
+    if all((package / name).is_file() for name in (*SHIPPED, *ABSENT)):
         return folder
     with tempfile.TemporaryDirectory() as download:
         subprocess.run(

@@ -25,6 +25,8 @@ SIZES = {
     # has 4,000 since 2026-11-26 and d_model 192 since 2026-11-29), kept so that the figures of docs/ stay comparable
     "cpu": Sizes(),
     "large": Sizes(vocab_size=16000, d_model=512, layers=6, heads=8, ffn_dim=2048),  # the paper's base
+    # a smoke run's (the tests', a dry run's): seconds on any CPU, even where bf16 is emulated; figures meaningless
+    "tiny": Sizes(vocab_size=1000, d_model=64, layers=2, heads=4, ffn_dim=256),
 }
 
 DTYPES = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
