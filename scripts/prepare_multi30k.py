@@ -4,7 +4,7 @@ Writes `OUT/train.jsonl` (29,000 pairs) and `OUT/validation.jsonl` (1,014), one 
 line, from the raw files of GitHub `multi30k/dataset` at a pinned commit (each file's sha256 checked), downloaded
 or read from a local copy of its `data/task1/raw/` (`--raw-dir`). Multi30k's test sets are not written: they are
 scored by name (`--standard_test_set multi30k_test_2016_flickr`, from the OPUS-MT test-set collection).
-The recipe that mixes it with fra-eng is in docs/recipes.md:
+The recipe that mixes it with fra-eng is in docs/data.md (and its screen in docs/recipe.md):
 
     python scripts/prepare_multi30k.py data/multi30k-en-fr
     hf-seq2seq train --preset cpu --dataset data/multi30k-en-fr,fra-eng --dataset_probabilities 0.6,0.4 ...

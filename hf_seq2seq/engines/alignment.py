@@ -36,7 +36,7 @@ Alignment = list[tuple[int, int]]
 
 @dataclass(frozen=True)
 class AlignmentRule:
-    """How attention becomes word pairs (the default is the rule measured best in docs/alignment.md).
+    """How attention becomes word pairs (the default is the rule measured best: docs/formats.md, Word alignments).
 
     * `layer`: the decoder layer whose cross-attention is read, heads averaged (an index as in a list, so -1
       is the last); None averages all layers;

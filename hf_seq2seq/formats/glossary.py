@@ -2,7 +2,7 @@
 translation.
 
 How a term gets into the translation (measured against forcing it during decoding's alternatives in
-docs/glossary.md): the sentence is translated as usual, aligned word by word (`Translator.align`), and the
+docs/formats.md, Glossaries): the sentence is translated as usual, aligned word by word (`Translator.align`), and the
 target words aligned to the source term are replaced by the target term; where no target word is aligned to it,
 the term goes after the target word aligned to the source word before it. A translation that already holds the
 term is left alone. The alignment is updated with the replacement, so markup placed afterwards follows it.
