@@ -58,14 +58,12 @@ for candidate in "$root/shared/data/fra-eng/fra.txt" "$root/../shared/data/fra-e
     [ -z "$data" ] && [ -f "$candidate" ] && data=$candidate
 done
 [ -n "$data" ] && [ -f "$data" ] || fail "no fra-eng pairs: set HF_SEQ2SEQ_FRA_ENG to a fra.txt (no download here)"
-"$python" -c "import hf_seq2seq, torch" 2>/dev/null \
-    || fail "$python cannot import torch and hf_seq2seq: pip install -e . (with a CUDA build of torch) first"
-
 # the attention kernels the gpu preset trains with, for the benchmark and the step profile too (cuDNN's, which it
-# leaves out, would also cost the check minutes of plan building on new shapes)
-preset_attention=$("$python" -c "from hf_seq2seq.training.presets import PRESETS; print(PRESETS['gpu']['sdpa_backends'])")
-# and its step as it trains: replayed as CUDA graphs where the preset says so (on a GPU)
-preset_graphs=$("$python" -c "from hf_seq2seq.training.presets import PRESETS; print(PRESETS['gpu']['cuda_graphs'])")
+# leaves out, would also cost the check minutes of plan building on new shapes), and its step as it trains: replayed
+# as CUDA graphs where the preset says so (on a GPU); read in one process, which imports torch and the package
+read -r preset_attention preset_graphs < <("$python" -c "from hf_seq2seq.training.presets import PRESETS
+print(PRESETS['gpu']['sdpa_backends'], PRESETS['gpu']['cuda_graphs'])" 2>/dev/null) \
+    || fail "$python cannot import torch and hf_seq2seq: pip install -e . (with a CUDA build of torch) first"
 attention=(--sdpa-backends "$preset_attention")
 if [ "$dry_run" = 1 ]; then
     gpu="dry-run-cpu" device=cpu out=${GPU_CHECK_OUT:-$(mktemp -d)} minutes=${minutes:-0.3}

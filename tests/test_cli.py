@@ -7,6 +7,8 @@ import pytest
 
 from hf_seq2seq.cli import VERBS, main
 
+pytestmark = pytest.mark.floors  # every verb's --help, without torch, at the floors too
+
 
 @pytest.mark.parametrize("verb", list(VERBS))
 def test_every_verb_has_a_help_with_an_example(verb, capsys):

@@ -19,6 +19,8 @@ from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.engines.scoring import NO_SCORE, Score, joined
 from hf_seq2seq.formats.aligned import translate_aligned
 
+pytestmark = pytest.mark.floors  # the engines' scores: CTranslate2's and ONNX Runtime's APIs at their floors
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [source for source, _ in MEMORISED_PAIRS]
 TARGETS = [target for _, target in MEMORISED_PAIRS]

@@ -22,7 +22,8 @@ from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import Transformer
 from hf_seq2seq.training import trainer as trainers
 from hf_seq2seq.training.trainer import build_trainer, cuda_graphs_needs
 
-pytestmark = pytest.mark.newest_torch  # CI runs these under the newest torch on PyPI too: a lent GPU's
+# CI runs these under the newest torch on PyPI too (a lent GPU's) and at the floors (torch's CUDA graph API)
+pytestmark = [pytest.mark.newest_torch, pytest.mark.floors]
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA GPU")
 

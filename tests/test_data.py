@@ -33,6 +33,8 @@ from hf_seq2seq.data.fra_eng import (  # noqa: E402
 from hf_seq2seq.data.loaders import load_translation_dataset, to_pairs  # noqa: E402
 from hf_seq2seq.data.splits import EVAL_FEATURES, PAIR_FEATURES, assign_split, group_references  # noqa: E402
 
+pytestmark = pytest.mark.floors  # datasets at its floor
+
 # English, French; the comments give each side's split under the default 1% / 1% rule.
 PAIRS = [
     ("Go.", "Va !"),  # train, train

@@ -13,6 +13,10 @@ from transformers import AutoTokenizer, GenerationConfig
 
 from hf_seq2seq.engines.export_files import FileTokenizer, SavedDecoding, load_tokenizer
 
+# ctranslate2's and tokenizers' files read at their floors; the CTranslate2 engine's test found that ctranslate2 4.0.0
+# imports torch and transformers itself (2026-11-28)
+pytestmark = pytest.mark.floors
+
 TEXTS = [
     "the cat sat on the mat .",
     "  Où   est le  chien ?  ",
@@ -87,7 +91,6 @@ def test_a_tokenizer_that_cleans_up_spaces_is_transformers_own(folder, tmp_path)
     assert not isinstance(load_tokenizer(tmp_path), FileTokenizer)
 
 
-@pytest.mark.floors  # found that ctranslate2 4.0.0 imports torch and transformers itself (2026-11-28)
 def test_the_ctranslate2_engine_translates_without_torch_or_transformers(folder, tmp_path):
     pytest.importorskip("ctranslate2")
     from hf_seq2seq.export.ctranslate2 import export_ctranslate2

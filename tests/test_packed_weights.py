@@ -20,7 +20,10 @@ from hf_seq2seq.engines.packed_weights import (
 )
 from hf_seq2seq.engines.torch_engine import TorchTranslator
 
-pytestmark = pytest.mark.skipif(not packing_available(), reason="this torch has no oneDNN packed-weight ops")
+pytestmark = [
+    pytest.mark.skipif(not packing_available(), reason="this torch has no oneDNN packed-weight ops"),
+    pytest.mark.floors,  # torch's private ops, with their fallback, at torch's floor too
+]
 
 # the output layer, the fused projections and the first FFN layer are packed at every batch size (`packing_pays`)
 VOCAB = 8192

@@ -4,6 +4,8 @@ import pytest
 
 from hf_seq2seq.data.segmentation import split_sentences, translate_by_sentence
 
+pytestmark = pytest.mark.floors  # sentence splitting of documents and requests at the floors too
+
 
 @pytest.mark.parametrize(
     ("language", "text", "sentences"),

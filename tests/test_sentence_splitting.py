@@ -19,6 +19,8 @@ from hf_seq2seq.engines.base import translate
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.models.transformer_mt.sentence_splitting import split_text, trained_length
 
+pytestmark = pytest.mark.floors  # the shipped splitter and pipeline at the floors too
+
 LONG = (
     "the cat is here, the big dog sat on the mat, i like cheese and the cat is here, good morning and thank "
     "you, how are you and the big dog sat on the mat, the cat is here and i like cheese"

@@ -22,6 +22,8 @@ from hf_seq2seq.data.test_sets import (
 )
 from hf_seq2seq.evaluation.report import STANDARD_REPORT, EvalReport
 
+pytestmark = pytest.mark.floors  # the standard sets read and kept out of training at the floors too
+
 needs_test_set = pytest.mark.skipif(
     not TEST_SETS_DIR.is_dir(), reason=f"needs the shared copy {TEST_SETS_DIR}"
 )

@@ -15,6 +15,8 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast  # noqa: E402
 
 from hf_seq2seq.data.tokenization import iter_texts, tokenize_dataset, train_tokenizer  # noqa: E402
 
+pytestmark = pytest.mark.floors  # tokenizers' trainer at its floor
+
 EN = [
     "Go.",
     "Tom is here.",

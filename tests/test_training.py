@@ -39,6 +39,8 @@ from hf_seq2seq.training.final_evaluation import TRANSLATIONS_FILE, decoding_pro
 from hf_seq2seq.training.time_budget import BudgetSchedule, TrainingBudget
 from hf_seq2seq.training.trainer import BudgetSeq2SeqTrainer, TranslationTrainer
 
+pytestmark = pytest.mark.floors  # the Trainer's paths at transformers' and accelerate's floors
+
 
 @pytest.mark.releases  # the main job under the newest torch too
 def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt):
