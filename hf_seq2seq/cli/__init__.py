@@ -1,7 +1,8 @@
 """`hf-seq2seq <verb>`: the package's one command-line tool.
 
-Each verb is a module of this package (`hf_seq2seq/cli/<verb>.py`, dashes as underscores) with its own parser and
-`main(argv)`; it is imported only when it runs, so `hf-seq2seq --help` is instant.
+Each verb is a module of this package (`hf_seq2seq/cli/<verb>.py`, dashes as underscores) with its own parser
+and `main(argv)`; it is imported only when it runs, so `hf-seq2seq --help` is instant. `VERBS` below is their
+index; `_common` holds the flags and helpers several verbs' parsers share.
 """
 
 import importlib

@@ -23,8 +23,9 @@ def build_parser():
         "one translation per text. A text of several sentences is cut into sentences, translated, and joined "
         "back with its own spacing (--no-split to translate each text whole). With --output-file, translates "
         f"the document --input-file by its extension ({', '.join(DOCUMENT_FORMATS)}), keeping its layout, markup, "
-        "timings or formatting. HTML, documents other than .txt, --glossary and --alignments need the model's "
-        "word alignments: the torch engine.",
+        "timings or formatting. HTML, documents other than .txt, --glossary and --alignments use the model's "
+        "word alignments, which every engine gives (an export made before exports kept the attention: export it "
+        "again).",
         'hf-seq2seq translate runs/cpu "How are you?" "Where is the station?"\n'
         "  hf-seq2seq translate runs/cpu --input-file talk.srt --output-file talk.fr.srt --glossary terms.tsv\n"
         '  hf-seq2seq translate runs/cpu --format html "<p>Click <a href=/go>here</a>.</p>"',

@@ -6,6 +6,8 @@
   reading), :func:`~hf_seq2seq.data.fra_eng.load_fra_eng`.
 * :mod:`hf_seq2seq.data.loaders`: any corpus ``datasets`` reads, by name or path
   (:func:`~hf_seq2seq.data.loaders.load_translation_dataset`, ``load_named_dataset``, ``load_corpora``).
+* :mod:`hf_seq2seq.data.test_sets`: the standard English-French test sets by name (pinned, checksummed), and
+  training data kept free of them.
 * :mod:`hf_seq2seq.data.errors`: the errors these raise.
 * :mod:`hf_seq2seq.data.tokenization`: training the joint BPE/Unigram tokenizer, tokenizing datasets.
 * :mod:`hf_seq2seq.data.segmentation`: sentence splitting and joining for long inputs.

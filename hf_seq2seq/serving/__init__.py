@@ -14,6 +14,8 @@
 - `detection`: `LanguageDetector`, for ``/detect`` and ``source: "auto"``.
 - `api`: LibreTranslate's request fields, their checks, and error answers.
 - `app`: `create_app`, the Starlette (ASGI) app that uvicorn runs.
+- `spec`: `GET /spec`, the API as an OpenAPI 3 document, written out so that a test holds it against the
+  routes.
 - `ray_serve`: the same app as a Ray Serve deployment (needs the ray extra).
 - `loadtest`: `hf-seq2seq serve-benchmark`'s load test on localhost.
 """
