@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Same as `hf-seq2seq evaluate` (kept so that older commands keep working): `hf-seq2seq evaluate --help`."""
+"""Score a saved model on a test set (BLEU, chrF), as `hf-seq2seq evaluate` does, for those who look for the
+entry points in scripts/. Flags: `hf-seq2seq evaluate --help`."""
 
 import sys
 

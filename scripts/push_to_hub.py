@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Same as `hf-seq2seq push` (kept so that older commands keep working): `hf-seq2seq push --help`."""
+"""Build a model's Hub folder with its card, check it offline and upload it, as `hf-seq2seq push` does, for
+those who look for the entry points in scripts/. Flags: `hf-seq2seq push --help`."""
 
 import sys
 

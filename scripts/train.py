@@ -1,5 +1,7 @@
 #!/usr/bin/env python
-"""Same as `hf-seq2seq train` (kept so that older commands keep working): `hf-seq2seq train --help`."""
+"""Train a translation model and evaluate it, as `hf-seq2seq train` does: the entry point for launchers that
+take a script (`torchrun scripts/train.py ...`, `accelerate launch scripts/train.py ...`). Flags: `hf-seq2seq
+train --help`."""
 
 import sys
 

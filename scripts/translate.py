@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Same as `hf-seq2seq translate` (kept so that older commands keep working): `hf-seq2seq translate --help`."""
+"""Translate texts or files with a saved model or export, as `hf-seq2seq translate` does, for those who look
+for the entry points in scripts/. Flags: `hf-seq2seq translate --help`."""
 
 import sys
 
