@@ -425,10 +425,11 @@ def test_the_load_benchmark_counts_answers_latencies_and_errors():
 
     worker = FakeWorker()
     with fake_server(worker) as server:
-        level = asyncio.run(load_level(f"{server.url}/translate", ["Hello.", "FAIL."], 4, 0.2, 1.0, 10))
+        # 2 s measured: 1 s answered nothing once, beside another test worker and two pip installs
+        level = asyncio.run(load_level(f"{server.url}/translate", ["Hello.", "FAIL."], 4, 0.2, 2.0, 10))
     assert level["answered"] > 0 and level["errors"] > 0 and set(level["error_kinds"]) == {"500"}
     assert level["p50_ms"] <= level["p95_ms"] <= level["p99_ms"]
-    assert level["sentences_per_s"] == level["answered"] / 1.0
+    assert level["sentences_per_s"] == level["answered"] / 2.0
 
 
 def test_the_ctranslate2_engine_serves_an_export(trained, tmp_path):
