@@ -14,6 +14,9 @@ from hf_seq2seq.benchmarks.marian import HUB_USER
 from hf_seq2seq.benchmarks.measuring import build_models, interleaved, make_batches, tokens
 from hf_seq2seq.cli.benchmark import main
 
+# the benchmark as a smoke run at the tiny size: seconds, even where bf16 is emulated (an AVX2 CPU)
+QUICK_TINY = ["--quick", "--size", "tiny"]
+
 pytestmark = pytest.mark.newest_torch  # CI runs these under the newest torch on PyPI too: a lent GPU's
 
 
@@ -88,7 +91,7 @@ def test_generate_only_benchmark_reports_decoding_and_no_training(capsys):
 
 @pytest.mark.slow  # compiles the model for each measured shape (inductor's C++): seconds, even at the tiny size
 def test_benchmark_measures_the_compiled_path_after_compiling(capsys):
-    result = main(["--quick", "--size", "tiny", "--generate-only", "--compile"])
+    result = main([*QUICK_TINY, "--generate-only", "--compile"])
     row = result["opt_in"]["ours compiled fp32"]
     assert row["generate_b64_new_tokens_per_s"] > 0 and row["compile_and_first_pass_s"] > 0
     assert result["generate_path"]["ours compiled fp32"] == "GenerationMixin, static cache, torch.compile"
@@ -136,7 +139,7 @@ def test_training_is_measured_on_token_batches_against_the_peak_of_its_dtype(
         return measuring.matmul_peak_flops(device, dtype, n, repeats)
 
     monkeypatch.setattr(marian, "matmul_peak_flops", matmul_peak_flops)
-    result = main(["--quick", "--size", "tiny", "--dtype", "bf16", "--train-batch-tokens", "300"])
+    result = main([*QUICK_TINY, "--dtype", "bf16", "--train-batch-tokens", "300"])
     assert peak_dtypes == [torch.bfloat16 if has_bf16 else None]
     assert result["matmul_peak_dtype"] == ("bf16" if has_bf16 else "fp32")
     by_tokens = result["token_batches"]
@@ -207,16 +210,7 @@ def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(
     figures as it ends: a run stopped early (a device lent for minutes) still says what it measured."""
     with caplog.at_level(logging.INFO, logger="hf_seq2seq.benchmarks.marian"):
         result = main(
-            [
-                "--quick",
-                "--size",
-                "tiny",
-                "--compile-training",
-                "--compile-backend",
-                "eager",
-                "--train-batch-tokens",
-                "300",
-            ]
+            [*QUICK_TINY, "--compile-training", "--compile-backend", "eager", "--train-batch-tokens", "300"]
         )
     logged = [record.getMessage() for record in caplog.records]
     eager = result["ours"]["train_tokens_per_s"]
@@ -250,7 +244,7 @@ def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(
         "regions": False,
     }
     assert "training of torch.compile'd models (eager, dynamic shapes;" in capsys.readouterr().out
-    assert main(["--quick", "--size", "tiny"])["compiled_training"] is None
+    assert main(QUICK_TINY)["compiled_training"] is None
 
 
 def test_benchmark_compiles_layer_by_layer_and_names_the_attention_kernels(capsys, caplog, recwarn):
@@ -259,24 +253,14 @@ def test_benchmark_compiles_layer_by_layer_and_names_the_attention_kernels(capsy
     models' layers share transformers' code, compiled once for each of them: dynamo's recompile limit never sends
     a layer back to eager execution during the measurement (an H100's run reached the default limit, 8; here it
     is lowered to 1, which the layers' compilations exceed), and the limit is as it was afterwards."""
-    result = main(["--quick", "--size", "tiny", "--generate-only", "--sdpa-backends", "math"])
+    result = main([*QUICK_TINY, "--generate-only", "--sdpa-backends", "math"])
     assert result["settings"]["sdpa_backends"] == "math"
     assert torch.backends.cuda.flash_sdp_enabled()  # restored after the run
     with (
         torch._dynamo.config.patch(recompile_limit=1),
         caplog.at_level(logging.WARNING, logger="torch._dynamo"),
     ):
-        result = main(
-            [
-                "--quick",
-                "--size",
-                "tiny",
-                "--compile-training",
-                "--compile-backend",
-                "eager",
-                "--compile-regions",
-            ]
-        )
+        result = main([*QUICK_TINY, "--compile-training", "--compile-backend", "eager", "--compile-regions"])
         assert torch._dynamo.config.recompile_limit == 1
     assert not [r for r in caplog.records if "recompile_limit" in r.getMessage()]
     # the layers, compiled alone, are traced through the packing of padding without a warning
@@ -301,16 +285,7 @@ def test_benchmark_compiles_training_in_the_mode_asked(monkeypatch, capsys):
 
     monkeypatch.setattr(torch, "compile", recording_compile)
     result = main(
-        [
-            "--quick",
-            "--size",
-            "tiny",
-            "--compile-training",
-            "--compile-backend",
-            "eager",
-            "--compile-mode",
-            "reduce-overhead",
-        ]
+        [*QUICK_TINY, "--compile-training", "--compile-backend", "eager", "--compile-mode", "reduce-overhead"]
     )
     assert modes == ["reduce-overhead", "reduce-overhead"]
     assert result["compiled_training_settings"]["mode"] == "reduce-overhead"
