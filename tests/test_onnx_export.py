@@ -198,7 +198,7 @@ def test_refuses_other_models_and_an_existing_folder(tokenizer, tmp_path, export
     with pytest.raises(NotAnOnnxExport, match="is a saved model folder, not an ONNX export"):
         load_onnx_model(folder)
     with pytest.raises(SystemExit):
-        cli(["export", "onnx", str(folder), str(tmp_path / "x"), "--quantization", "int8"])
+        cli(["export", "onnx", str(folder), str(tmp_path / "x"), "--quantization", "bfloat16"])
 
 
 def test_onnxruntime_engine_translates_as_the_torch_engine(exported, tmp_path, capsys):
@@ -302,3 +302,39 @@ def test_the_command_names_what_is_wrong_without_a_traceback(exported, tmp_path,
     for argv in (["onnx", str(folder), str(export)], ["onnx", str(export), str(tmp_path / "x")]):
         with pytest.raises(SystemExit, match="hf-seq2seq export: .*(exists|holds a 'marian' model)"):
             cli(["export", *argv])
+
+
+def test_both_exports_take_quantization_and_quantize_is_its_deprecated_alias(monkeypatch, tmp_path, capsys):
+    """`--quantization int8` writes an ONNX export's int8 graphs beside the fp32 ones (float32 or none: the fp32
+    ones alone), as it picks CTranslate2's weight type; `--quantize int8`, the ONNX export's flag before, still
+    works and says it is deprecated; the two contradicting each other are refused."""
+    from hf_seq2seq.export import onnx as onnx_export
+
+    asked = []
+    monkeypatch.setattr(
+        onnx_export, "export_onnx", lambda model, out, quantize, force: asked.append(quantize)
+    )
+    for flags, quantize in (
+        ([], None),
+        (["--quantization", "float32"], None),
+        (["--quantization", "int8"], "int8"),
+    ):
+        cli(["export", "onnx", "model", str(tmp_path / "x"), *flags])
+        assert asked.pop() == quantize and "deprecated" not in capsys.readouterr().err
+    cli(["export", "onnx", "model", str(tmp_path / "x"), "--quantize", "int8"])
+    assert asked.pop() == "int8"
+    assert "--quantize is deprecated: use --quantization int8" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli(
+            [
+                "export",
+                "onnx",
+                "model",
+                str(tmp_path / "x"),
+                "--quantize",
+                "int8",
+                "--quantization",
+                "float32",
+            ]
+        )
+    assert "contradicts --quantization float32" in capsys.readouterr().err and not asked

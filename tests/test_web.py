@@ -59,7 +59,7 @@ def test_the_export_check_names_what_is_wrong(tmp_path):
     assert (settings.dtype, settings.max_source_length, settings.model) == ("fp32", 24, "export")
     with pytest.raises(NotAnOnnxExport, match="no q8 graphs"):
         page_settings(export, "q8")
-    with pytest.raises(NotAnOnnxExport, match="no int8 graphs .*export with --quantize int8"):
+    with pytest.raises(NotAnOnnxExport, match="no int8 graphs .*export with --quantization int8"):
         check_onnx_export(export).graphs("int8")
     assert page_settings(fake_export(tmp_path / "q8", quantized_only=True)).dtype == "q8"
 

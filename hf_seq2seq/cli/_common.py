@@ -135,5 +135,5 @@ def add_precision_argument(p: argparse.ArgumentParser) -> None:
         default="fp32",
         help="inference precision of the torch engine: fp32 (as trained), bf16 weights, or int8 weights for the "
         "Linear layers (dynamic quantization, CPU only); a CTranslate2 export keeps the weights it was exported "
-        "with; an ONNX export runs its fp32 or (exported with --quantize int8) int8 graphs",
+        "with; an ONNX export runs its fp32 or (exported with --quantization int8) int8 graphs",
     )

@@ -99,7 +99,7 @@ class OnnxExport:
         if precision not in self.precisions:
             raise NotAnOnnxExport(
                 f"{self.folder} has no {precision} graphs (it has: {', '.join(self.precisions)})"
-                + ("; export with --quantize int8 for them" if precision == "int8" else "")
+                + ("; export with --quantization int8 for them" if precision == "int8" else "")
             )
         suffix = GRAPH_SUFFIXES[precision]
         return tuple(self.folder / SUBFOLDER / f"{graph}{suffix}.onnx" for graph in (ENCODER, DECODER))
