@@ -1,4 +1,4 @@
-"""Every relative link of README.md, model_card.md and docs/ leads to a file of the repository, and every docs/ page
+"""Every relative link of README.md, model_card.md and docs/ leads to a file (not a folder) of the repository, and every docs/ page
 that a docstring or comment of the code, the scripts, the tests or CI names exists: a page renamed or removed shows
 here, not in a reader's 404."""
 
@@ -41,7 +41,9 @@ def test_relative_links_are_found_in_links_of_any_form():
 @pytest.mark.parametrize("page", PAGES, ids=lambda path: str(path.relative_to(ROOT)))
 def test_every_relative_link_of_a_page_leads_to_a_file(page):
     missing = [
-        link for link in relative_links(page.read_text(encoding="utf-8")) if not (page.parent / link).exists()
+        link
+        for link in relative_links(page.read_text(encoding="utf-8"))
+        if not (page.parent / link).is_file()
     ]
     assert not missing, missing
 

@@ -54,8 +54,7 @@ TOOL_COMMANDS = [argv for argv in map(hf_seq2seq_argv, commands()) if argv is no
 
 def test_readme_is_a_short_guide_that_links_its_docs():
     assert len(README.splitlines()) <= 300
-    for link in re.findall(r"\]\((docs/[^)#]+)", README):
-        assert (ROOT / link).is_file(), link
+    assert re.findall(r"\]\((docs/[^)#]+)", README)  # test_links.py checks that each leads to a file
     assert "HF_HUB_OFFLINE=1 python -m pytest -q" in README  # CI's test command, as .ci/run runs it
     assert len(TOOL_COMMANDS) >= 15
 
