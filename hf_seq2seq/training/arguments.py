@@ -106,6 +106,15 @@ class DataArguments:
     )
     max_source_length: int = 64
     max_target_length: int = 64
+    concat_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "add this many joined examples per train pair (0.1: a tenth as many), each 2 to "
+            "--concat_max_pairs random train pairs joined, source with source and target with target, within "
+            "--max_source_length / --max_target_length: long inputs for a corpus of short pairs (0: none)"
+        },
+    )
+    concat_max_pairs: int = field(default=4, metadata={"help": "the most pairs a joined example holds"})
     max_train_samples: int | None = None
     max_eval_samples: int | None = field(default=None, metadata={"help": "validation sources used for BLEU"})
     max_test_samples: int | None = None

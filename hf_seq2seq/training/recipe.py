@@ -26,6 +26,7 @@ from transformers import (
 
 from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends, sdpa_backends
 from hf_seq2seq.acceleration.compilation import sizes_apart
+from hf_seq2seq.data.augmentation import join_random_pairs
 from hf_seq2seq.data.loaders import exclusions
 from hf_seq2seq.data.tokenization import tokenize_dataset
 from hf_seq2seq.engines.packed_weights import use_packed_weights
@@ -87,7 +88,7 @@ def run(
         best_validation_bleu=trainer.state.best_metric,
         kept_checkpoint="best" if training_args.load_best_model_at_end else "last",
         preset=model_args.preset,
-        train_pairs=len(tokenized["train"]) if not data_args.streaming else None,
+        train_pairs=len(splits["train"]) if not data_args.streaming else None,
         epochs=trainer.state.epoch,
         global_batch_size=global_batch_size,
     )
@@ -98,6 +99,8 @@ def run(
     }
     if kept_out:  # the test sets no train or validation pair shares a side with
         facts["kept_out_of_training"] = ", ".join(sorted(kept_out))
+    if data_args.concat_share:
+        facts["joined_examples"] = len(tokenized["train"]) - len(splits["train"])
     if data_args.max_tokens_per_batch:
         facts["max_tokens_per_batch"] = data_args.max_tokens_per_batch
     if model_args.sdpa_backends:
@@ -188,6 +191,17 @@ def set_up_data(
     tokenized = tokenize_dataset(
         splits, tokenizer, data_args.max_source_length, data_args.max_target_length, keep_columns=()
     )
+    if data_args.concat_share:
+        if data_args.streaming:
+            raise ValueError("--concat_share joins pairs of a train split held in memory: not with --streaming")
+        tokenized["train"] = join_random_pairs(
+            tokenized["train"],
+            data_args.concat_share,
+            data_args.concat_max_pairs,
+            data_args.max_source_length,
+            data_args.max_target_length,
+            training_args.seed,
+        )
     return splits, tokenizer, tokenized
 
 

@@ -1,0 +1,96 @@
+"""Concatenation augmentation (`--concat_share`): joined examples are what tokenizing the joined texts gives, stay
+within the length limits, come out the same for the same seed, and reach training."""
+
+import json
+
+import pytest
+from datasets import Dataset
+from helpers import synthetic_pairs, tiny_args
+
+from hf_seq2seq.cli import train as train_cli
+from hf_seq2seq.data.augmentation import join_random_pairs
+from hf_seq2seq.data.tokenization import tokenize_dataset, train_tokenizer
+
+pytestmark = pytest.mark.floors
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    """The synthetic corpus's first 200 pairs, a subword tokenizer trained on them, and the pairs tokenized."""
+    pairs = synthetic_pairs()[:200]
+    texts = Dataset.from_dict({"src": [s for s, _ in pairs], "tgt": [t for _, t in pairs]})
+    tokenizer = train_tokenizer((t for pair in pairs for t in pair), vocab_size=120)
+    return texts, tokenizer, tokenize_dataset(texts, tokenizer, 200, 200, keep_columns=())
+
+
+def test_a_joined_example_is_the_joined_texts_tokenized(corpus):
+    texts, tokenizer, tokenized = corpus
+    joined = join_random_pairs(
+        tokenized, share=0.5, max_pairs=4, max_source_length=200, max_target_length=200, seed=0
+    )
+    assert (
+        joined.select(range(len(tokenized)))["input_ids"][:] == tokenized["input_ids"][:]
+    )  # the pairs stay first
+    extra = joined.select(range(len(tokenized), len(joined)))
+    assert len(extra) == 100
+    translations: dict[str, set[str]] = {}
+    for row in texts:
+        translations.setdefault(row["src"], set()).add(row["tgt"])
+    for row in extra:
+        source = tokenizer.decode(row["input_ids"], skip_special_tokens=True)
+        target = tokenizer.decode(row["labels"], skip_special_tokens=True)
+        expected = tokenizer(source, text_target=target)
+        assert row["input_ids"] == expected["input_ids"]
+        assert row["labels"] == expected["labels"]
+        assert row["attention_mask"] == [1] * len(row["input_ids"])
+        # every synthetic sentence ends in " .": the joined texts are 2-4 training pairs, in the same order
+        sources = [sentence + " ." for sentence in source.removesuffix(" .").split(" . ")]
+        targets = [sentence + " ." for sentence in target.removesuffix(" .").split(" . ")]
+        assert 2 <= len(sources) == len(targets) <= 4
+        assert all(t in translations[s] for s, t in zip(sources, targets, strict=True))
+
+
+def test_joined_examples_keep_the_length_limits_and_the_seed_decides_them(corpus):
+    _, _, tokenized = corpus
+    limit = max(len(ids) for ids in tokenized["labels"][:]) + 6  # room for a pair and a short one at most
+    joined = join_random_pairs(tokenized, 1.0, 8, limit, limit, seed=1)
+    extra = joined.select(range(len(tokenized), len(joined)))
+    assert max(len(ids) for ids in extra["input_ids"][:]) <= limit
+    assert max(len(ids) for ids in extra["labels"][:]) <= limit
+    assert all(
+        ids.count(tokenized[0]["input_ids"][-1]) == 1 for ids in extra["input_ids"][:]
+    )  # one </s>, last
+    again = join_random_pairs(tokenized, 1.0, 8, limit, limit, seed=1)
+    assert again["input_ids"][:] == joined["input_ids"][:]
+    assert (
+        join_random_pairs(tokenized, 1.0, 8, limit, limit, seed=2)["input_ids"][:] != joined["input_ids"][:]
+    )
+
+
+def test_a_share_of_zero_changes_nothing_and_bad_settings_are_refused(corpus):
+    _, _, tokenized = corpus
+    assert join_random_pairs(tokenized, 0.0, 4, 64, 64, seed=0) is tokenized
+    with pytest.raises(ValueError, match="at least 2 pairs"):
+        join_random_pairs(tokenized, 0.5, 1, 64, 64, seed=0)
+    with pytest.raises(ValueError, match=">= 0"):
+        join_random_pairs(tokenized, -0.1, 4, 64, 64, seed=0)
+
+
+def test_training_with_joined_examples_reports_them(tmp_path, synthetic_fra_txt):
+    output_dir = tmp_path / "run"
+    results = train_cli.main(
+        tiny_args(
+            synthetic_fra_txt,
+            output_dir,
+            "--max_steps",
+            "20",
+            "--concat_share",
+            "0.25",
+            "--concat_max_pairs",
+            "3",
+        )
+    )
+    facts = json.loads((output_dir / "test_results.json").read_text())["training"]
+    assert facts["train_pairs"] == 300
+    assert facts["joined_examples"] == 75
+    assert results["training"]["joined_examples"] == 75
