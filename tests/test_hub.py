@@ -12,6 +12,7 @@ from huggingface_hub import HfApi, ModelCard
 from transformers import Pipeline
 
 from hf_seq2seq.cli import evaluate as evaluate_cli
+from hf_seq2seq.cli import main as cli
 from hf_seq2seq.cli import push as push_cli
 from hf_seq2seq.evaluation.report import STANDARD_REPORT, TRAINING_REPORT, EvalReport, ReportError
 from hf_seq2seq.hub import push as hub_push
@@ -327,8 +328,8 @@ def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys
     assert received["space"] == f"{REPO_ID}-demo"
 
     monkeypatch.undo()
-    assert push_cli.main(["runs/base", "no-namespace", "--dry-run"]) == 1
-    assert "error: Repo id must be 'namespace/name'" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="^hf-seq2seq push: Repo id must be 'namespace/name'"):
+        cli(["push", "runs/base", "no-namespace", "--dry-run"])
 
 
 def test_evaluate_then_push_publishes_that_result_in_the_card(tmp_path, capsys):

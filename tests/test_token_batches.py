@@ -11,6 +11,7 @@ from datasets import Dataset
 from helpers import tiny_args, tiny_config, tiny_tokenizer
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
+from hf_seq2seq.cli import main as cli
 from hf_seq2seq.cli import train as train_cli
 from hf_seq2seq.cli.train import main as train_main
 from hf_seq2seq.cli.train import parse_args
@@ -157,4 +158,4 @@ def test_the_command_refuses_a_limit_below_one_token_or_a_pair(monkeypatch, caps
     with pytest.raises(
         SystemExit, match="^hf-seq2seq train: --max_tokens_per_batch 50 is below a pair of 30 \\+ 40"
     ):
-        train_cli.main(["--preset", "tiny", "--output_dir", str(tmp_path)])
+        cli(["train", "--preset", "tiny", "--output_dir", str(tmp_path)])

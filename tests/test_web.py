@@ -96,10 +96,12 @@ def test_the_export_check_names_what_is_wrong(tmp_path):
         page_settings(export)
 
 
-def test_the_command_refuses_a_folder_that_is_not_an_export(tmp_path, capsys):
+def test_the_command_refuses_a_folder_that_is_not_an_export(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "transformer_mt"}')
-    assert cli(["web", str(tmp_path), "--port", "0"]) == 2  # before installing or serving anything
-    assert "not an ONNX export" in capsys.readouterr().err
+    with pytest.raises(
+        SystemExit, match="^hf-seq2seq web: .* not an ONNX export"
+    ):  # before installing or serving
+        cli(["web", str(tmp_path), "--port", "0"])
 
 
 @pytest.fixture

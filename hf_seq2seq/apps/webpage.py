@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.export.folder import SUBFOLDER, NotAnOnnxExport, check_onnx_export
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ MIME_TYPES = {
 }
 
 
-class JavaScriptMissing(RuntimeError):
+class JavaScriptMissing(HfSeq2SeqError, RuntimeError):
     """transformers.js / ONNX Runtime Web are not installed and cannot be (no npm, or `npm ci` failed)."""
 
 

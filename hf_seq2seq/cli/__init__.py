@@ -2,13 +2,15 @@
 
 Each verb is a module of this package (`hf_seq2seq/cli/<verb>.py`, dashes as underscores) with its own parser
 and `main(argv)`; it is imported only when it runs, so `hf-seq2seq --help` is instant. `VERBS` below is their
-index; `_common` holds the flags and helpers several verbs' parsers share.
+index; `_common` holds the flags and helpers several verbs' parsers share. An error of the package
+(`hf_seq2seq.errors.HfSeq2SeqError`) that a verb raises ends the command one way, here: `hf-seq2seq VERB:
+message`, exit status 1, without a traceback; a verb need not catch them itself.
 """
 
 import importlib
 import sys
 
-from hf_seq2seq.errors import FolderError
+from hf_seq2seq.errors import HfSeq2SeqError
 
 VERBS = {
     "train": "train a model and evaluate it on the test split (presets: cpu, cpu-long, gpu, gpu-wmt, tiny)",
@@ -52,6 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(f"{__name__}.{verb.replace('-', '_')}")
     try:
         status = module.main(rest)
-    except FolderError as error:  # the message says what is wrong; a traceback would add nothing
+    except HfSeq2SeqError as error:  # the message says what is wrong and what to do; a traceback adds nothing
         raise SystemExit(f"hf-seq2seq {verb}: {error}") from None
     return status if isinstance(status, int) else 0

@@ -1,7 +1,5 @@
 """`hf-seq2seq push`: publish a trained model on the Hugging Face Hub (build, validate offline, upload)."""
 
-import sys
-
 from hf_seq2seq.hub.layout import DEFAULT_SENTENCE
 
 from ._common import parser, quiet_transformers
@@ -61,29 +59,22 @@ def build_parser():
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     quiet_transformers()
-    from hf_seq2seq.evaluation.report import ReportError
     from hf_seq2seq.hub.push import push_to_hub
-    from hf_seq2seq.hub.validation import HubFolderError, HubValidationError, InvalidRepoIdError
-    from hf_seq2seq.models.folder import ModelFolderError
 
-    try:
-        result = push_to_hub(
-            args.trained_dir,
-            args.repo_id,
-            args.output_dir,
-            private=args.private,
-            token=args.token,
-            commit_message=args.commit_message,
-            dry_run=args.dry_run,
-            sentence=args.sentence,
-            reports=args.report,
-            ctranslate2=args.with_ctranslate2,
-            onnx=args.with_onnx,
-            space=(args.with_space or f"{args.repo_id}-demo") if args.with_space is not None else None,
-        )
-    except (InvalidRepoIdError, ModelFolderError, ReportError, HubFolderError, HubValidationError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    result = push_to_hub(
+        args.trained_dir,
+        args.repo_id,
+        args.output_dir,
+        private=args.private,
+        token=args.token,
+        commit_message=args.commit_message,
+        dry_run=args.dry_run,
+        sentence=args.sentence,
+        reports=args.report,
+        ctranslate2=args.with_ctranslate2,
+        onnx=args.with_onnx,
+        space=(args.with_space or f"{args.repo_id}-demo") if args.with_space is not None else None,
+    )
     check = result.validation
     print(
         f"Validated {check.model_class} / {check.tokenizer_class} / pipeline {', '.join(check.pipeline_tasks)}"

@@ -12,7 +12,6 @@ from hf_seq2seq.evaluation.report import STANDARD_REPORT
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
 from hf_seq2seq.training.presets import PRESETS, preset_defaults
 from hf_seq2seq.training.recipe import run
-from hf_seq2seq.training.token_batches import PairTooLongError
 from hf_seq2seq.training.trainer import cuda_graphs_needs
 
 from ._common import quiet_transformers, setup_logging
@@ -61,10 +60,7 @@ def main(argv: list[str] | None = None) -> dict:
     model_args, data_args, training_args, final_args = parse_args(argv)
     quiet_transformers()
     os.makedirs(training_args.output_dir, exist_ok=True)
-    try:
-        results = run(model_args, data_args, training_args, final_args)
-    except PairTooLongError as error:  # the message names the flag and what to do
-        raise SystemExit(f"hf-seq2seq train: {error}") from None
+    results = run(model_args, data_args, training_args, final_args)
     if "bleu" in results:
         facts = results["training"]
         minutes = math.floor(facts["run_wall_time_s"] / 60)

@@ -33,20 +33,15 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from hf_seq2seq.apps.webpage import JavaScriptMissing, install_js, make_server
-    from hf_seq2seq.export.folder import NotAnOnnxExport
+    from hf_seq2seq.apps.webpage import install_js, make_server
 
-    try:
-        if args.install_js:
-            print(f"transformers.js and ONNX Runtime Web are in {install_js()}")
-            return 0
-        if args.export_dir is None:
-            print("hf-seq2seq web: give an ONNX export folder (or --install-js)", file=sys.stderr)
-            return 2
-        server = make_server(args.export_dir, host=args.host, port=args.port, dtype=args.dtype)
-    except (NotAnOnnxExport, JavaScriptMissing) as error:
-        print(f"hf-seq2seq web: {error}", file=sys.stderr)
+    if args.install_js:
+        print(f"transformers.js and ONNX Runtime Web are in {install_js()}")
+        return 0
+    if args.export_dir is None:
+        print("hf-seq2seq web: give an ONNX export folder (or --install-js)", file=sys.stderr)
         return 2
+    server = make_server(args.export_dir, host=args.host, port=args.port, dtype=args.dtype)
     host, port = server.server_address[:2]
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
     print(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from hf_seq2seq.errors import HfSeq2SeqError
 
-class DataError(ValueError):
+
+class DataError(HfSeq2SeqError, ValueError):
     """Invalid data or arguments: the base class of the data layer's value errors."""
 
 
@@ -19,9 +21,9 @@ class ChecksumError(DataError):
     """A downloaded (or local, pinned) file does not have the expected checksum."""
 
 
-class DataNotFoundError(FileNotFoundError):
+class DataNotFoundError(HfSeq2SeqError, FileNotFoundError):
     """A data file was not found where it was said to be."""
 
 
-class DownloadError(OSError):
+class DownloadError(HfSeq2SeqError, OSError):
     """A download failed (network error, HTTP error, unreachable host)."""

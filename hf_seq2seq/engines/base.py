@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 from hf_seq2seq.data.segmentation import token_length, translate_by_sentence
+from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.models.transformer_mt.protected_spans import ProtectedSplit
 from hf_seq2seq.models.transformer_mt.sentence_splitting import trained_length
 
@@ -38,7 +39,7 @@ FULL_PRECISIONS = ("fp32", "float32")
 """The precision names of unreduced weights (torch's, CTranslate2's): a report names any other precision."""
 
 
-class UnsupportedFeature(ValueError):
+class UnsupportedFeature(HfSeq2SeqError, ValueError):
     """What an engine cannot do (e.g. word alignments on an engine that does not expose attention)."""
 
 

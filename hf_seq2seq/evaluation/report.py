@@ -28,6 +28,8 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from hf_seq2seq.errors import HfSeq2SeqError
+
 TRAINING_REPORT = "test_results.json"
 """Written by training into its output folder: the test split's result."""
 
@@ -44,7 +46,7 @@ _UNPUBLISHED_TRAINING_KEYS = ("best_checkpoint",)  # a path on the training mach
 Scalar = str | int | float | bool
 
 
-class ReportError(ValueError):
+class ReportError(HfSeq2SeqError, ValueError):
     """A result file that is not valid JSON or breaks the schema; the message names the file and the key."""
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_seq2seq.engines.alignment import Alignment
+from hf_seq2seq.errors import HfSeq2SeqError
 
 PUNCTUATION = "\"'«»“”‘’()[]{}¿¡.,;:!?…"
 """Characters stripped from the ends of a word before it is compared with a term."""
@@ -42,7 +43,7 @@ ARTICLES = frozenset({"le", "la", "les", "un", "une", "des"})
 """French articles: a target term may begin with one, to say its gender."""
 
 
-class GlossaryError(ValueError):
+class GlossaryError(HfSeq2SeqError, ValueError):
     """A glossary file or mapping that cannot be used (the message says why)."""
 
 

@@ -35,6 +35,7 @@ from html.parser import HTMLParser, attrfind_tolerant, tagfind_tolerant
 
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.spans import Span, fit_target, project_spans, render_spans
@@ -73,7 +74,7 @@ MAX_INLINE_DEPTH = 100
 and placing its elements recurses once per level."""
 
 
-class MarkupError(ValueError):
+class MarkupError(HfSeq2SeqError, ValueError):
     """Markup this module refuses to translate (the message says why)."""
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.hub.layout import DEFAULT_SENTENCE
 from hf_seq2seq.models.folder import check_model_folder
 
@@ -29,15 +30,15 @@ _VALIDATION_MARKER = "HF_SEQ2SEQ_VALIDATION_RESULT="
 _STDERR_TAIL = 4000
 
 
-class HubFolderError(ValueError):
+class HubFolderError(HfSeq2SeqError, ValueError):
     """A trained folder is complete but inconsistent (results, weights or special tokens)."""
 
 
-class InvalidRepoIdError(ValueError):
+class InvalidRepoIdError(HfSeq2SeqError, ValueError):
     """A repo id that the Hub would refuse, or one without a namespace (``user/name``)."""
 
 
-class HubValidationError(RuntimeError):
+class HubValidationError(HfSeq2SeqError, RuntimeError):
     """The built folder failed to load or translate in a fresh process; ``stderr`` is that process's stderr."""
 
     def __init__(self, message: str, stderr: str = ""):

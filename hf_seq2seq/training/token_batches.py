@@ -27,10 +27,12 @@ import numpy as np
 import torch
 from torch.utils.data import BatchSampler
 
+from hf_seq2seq.errors import HfSeq2SeqError
+
 SOURCE_COLUMN, TARGET_COLUMN = "input_ids", "labels"
 
 
-class PairTooLongError(ValueError):
+class PairTooLongError(HfSeq2SeqError, ValueError):
     """A pair that alone holds more tokens than `--max_tokens_per_batch` allows."""
 
 

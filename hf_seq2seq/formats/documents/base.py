@@ -14,6 +14,7 @@ from types import ModuleType
 
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.formats.aligned import AlignedTranslation, translate_aligned
 from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import FILE_NAME, names_a_language
@@ -22,7 +23,7 @@ BOM = "\ufeff"
 EXTRA = 'pip install "hf_seq2seq[documents]"'
 
 
-class DocumentError(ValueError):
+class DocumentError(HfSeq2SeqError, ValueError):
     """A document that cannot be translated: a format not taken, a corrupt file, text that is not UTF-8 (the
     message says which)."""
 
