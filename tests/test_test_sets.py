@@ -2,19 +2,21 @@
 the shared copy of the Tatoeba test set, the real fra-eng corpus, small corpora and files of one's own."""
 
 import gzip
+import hashlib
 import json
 import logging
-import runpy
 import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FRA_TXT, ROOT, TEST_SETS_DIR, tiny_args
+from helpers import FRA_TXT, TEST_SETS_DIR, tiny_args
 
-from hf_seq2seq.data import test_sets
+from hf_seq2seq.data import multi30k, test_sets
 from hf_seq2seq.data.errors import ChecksumError, DataNotFoundError
 from hf_seq2seq.data.loaders import load_corpora, load_named_dataset, load_translation_dataset
+from hf_seq2seq.data.multi30k import load_multi30k
 from hf_seq2seq.data.test_sets import (
+    FILE_LANGUAGES,
     STANDARD_TEST_SET,
     TEST_SETS_ENV,
     load_test_set,
@@ -216,37 +218,70 @@ def test_a_streamed_corpus_keeps_out_the_sentences_of_a_file_as_it_is_read(tmp_p
     assert kept == {"A dog runs."}
 
 
-@needs_test_set
-def test_a_domain_corpus_mixed_with_fra_eng_validates_on_its_own_pairs(tmp_path, synthetic_fra_txt):
-    """The domain recipe (docs/data.md): Multi30k's raw files (here a few caption lines, gzipped as the project
-    ships them) made into a folder by scripts/prepare_multi30k.py, then mixed with fra-eng by probabilities:
-    train draws from both, validation is the domain's own, and no pair shares a side with a held-out file."""
-    script = runpy.run_path(str(ROOT / "scripts" / "prepare_multi30k.py"))
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    captions = {
-        "train": [
-            (f"A dog number {k} runs on the grass.", f"Un chien numéro {k} court sur l'herbe.")
-            for k in range(40)
-        ],
-        "val": [("Two men are sitting on a bench.", "Deux hommes sont assis sur un banc.")],
-    }
-    for prefix, pairs in captions.items():
-        for column, lang in enumerate(("en", "fr")):
-            with gzip.open(raw / f"{prefix}.{lang}.gz", "wt", encoding="utf-8") as handle:
-                handle.write("".join(pair[column] + "\n" for pair in pairs))
-    with pytest.raises(SystemExit, match="sha256 differs"):  # a copy that is not the pinned files is refused
-        script["write_pairs"](raw, tmp_path / "refused")
-    assert script["write_pairs"](raw, tmp_path / "multi30k", verify=False) == {"train": 40, "validation": 1}
-    held_out = tmp_path / "test_2016.fr"
-    held_out.write_text("Un chien numéro 3 court sur l'herbe\n", encoding="utf-8")
+CAPTIONS = {
+    "train": [
+        (f"A dog number {k} runs on the grass.", f"Un chien numéro {k} court sur l'herbe.") for k in range(40)
+    ],
+    "val": [("Two men are sitting on a bench.", "Deux hommes sont assis sur un banc."), (" ", "Vide.")],
+}
 
-    splits = load_corpora(
-        [str(tmp_path / "multi30k"), "fra-eng"],
-        probabilities=[0.6, 0.4],
-        data_path=synthetic_fra_txt,
-        exclude_test_sets=["default", str(held_out)],
-    )
+
+def write_raw_captions(folder: Path) -> dict[str, str]:
+    """A few caption lines as Multi30k's raw files (gzipped, one sentence a line); returns their sha256."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for prefix, pairs in CAPTIONS.items():
+        for column, lang in enumerate(("en", "fr")):
+            with gzip.open(folder / f"{prefix}.{lang}.gz", "wt", encoding="utf-8") as handle:
+                handle.write("".join(pair[column] + "\n" for pair in pairs))
+    return {file.name: hashlib.sha256(file.read_bytes()).hexdigest() for file in folder.iterdir()}
+
+
+def test_multi30k_is_read_from_a_checked_copy_or_downloaded_once_at_its_commit(tmp_path, monkeypatch):
+    """`--dataset multi30k`: a local copy that is not the pinned files is refused, as is a folder without them;
+    without a folder the files are downloaded into the cache and read from there after. Its own validation
+    pairs (a blank one dropped), a test split carved from train by the hash rule, both directions."""
+    raw = tmp_path / "raw"
+    pinned = write_raw_captions(raw)
+    monkeypatch.setenv(multi30k.MULTI30K_ENV, str(raw))
+    with pytest.raises(ChecksumError, match="is not Multi30k's train.en.gz of a3d2e0d26b56"):
+        load_multi30k()
+    monkeypatch.setenv(multi30k.MULTI30K_ENV, str(tmp_path / "empty"))
+    with pytest.raises(DataNotFoundError, match="train.en.gz is not in"):
+        load_multi30k()
+
+    monkeypatch.setattr(multi30k, "MULTI30K_SHA256", pinned)
+    monkeypatch.delenv(multi30k.MULTI30K_ENV)
+    monkeypatch.setattr(multi30k, "MULTI30K_URL", raw.as_uri() + "/{file}")
+    splits = load_multi30k(test_fraction=0.2, cache_dir=tmp_path / "cache")
+    assert sorted(p.name for p in (tmp_path / "cache").rglob("*.gz")) == sorted(pinned)
+    assert splits["validation"]["src"] == ["Two men are sitting on a bench."]
+    assert len(splits["train"]) + len(splits["test"]) == 40 and len(splits["test"]) > 0
+    monkeypatch.setattr(multi30k, "MULTI30K_URL", (tmp_path / "nowhere").as_uri() + "/{file}")
+    reversed_splits = load_multi30k(source_lang="fr", target_lang="en", cache_dir=tmp_path / "cache")
+    assert reversed_splits["validation"]["tgt"] == ["Two men are sitting on a bench."]  # read from the cache
+
+
+@needs_test_set
+def test_multi30k_mixed_with_fra_eng_validates_on_its_own_pairs(tmp_path, monkeypatch, synthetic_fra_txt):
+    """The domain recipe (docs/data.md): `--dataset multi30k,fra-eng` mixed by probabilities: train draws from
+    both, validation is Multi30k's own, and no pair shares a side with Multi30k's test set of 2016, which its
+    "default" keeps out (here a made-up one beside the standard Tatoeba set)."""
+    monkeypatch.setattr(multi30k, "MULTI30K_SHA256", write_raw_captions(tmp_path / "raw"))
+    monkeypatch.setenv(multi30k.MULTI30K_ENV, str(tmp_path / "raw"))
+    held_out = tmp_path / "test_sets"
+    held_out.mkdir()
+    for suffix in ("eng", "fra"):
+        (held_out / f"{STANDARD_TEST_SET}.{suffix}").symlink_to(
+            TEST_SETS_DIR / f"{STANDARD_TEST_SET}.{suffix}"
+        )
+    made_up = {"en": "A cat sleeps.\n", "fr": "Un chien numéro 3 court sur l'herbe\n"}
+    for lang, text in made_up.items():
+        (held_out / f"multi30k_test_2016_flickr.{FILE_LANGUAGES[lang]}").write_text(text, encoding="utf-8")
+    pinned = {lang: hashlib.sha256(text.encode()).hexdigest() for lang, text in made_up.items()}
+    monkeypatch.setitem(test_sets.TEST_SETS, "multi30k_test_2016_flickr", pinned)
+    monkeypatch.setenv(TEST_SETS_ENV, str(held_out))
+
+    splits = load_corpora(["multi30k", "fra-eng"], probabilities=[0.6, 0.4], data_path=synthetic_fra_txt)
     assert splits["validation"]["src"] == ["Two men are sitting on a bench."]
     sources = list(splits["train"]["src"])
     domain = [s for s in sources if s.startswith("A dog number")]

@@ -38,7 +38,9 @@ def build_parser():
     p.add_argument(
         "--data-path", help="local fra.txt / fra-eng.zip (default: $HF_SEQ2SEQ_FRA_ENG or download)"
     )
-    p.add_argument("--dataset", default="fra-eng", help="'fra-eng', a Hub dataset or a local file")
+    p.add_argument(
+        "--dataset", default="fra-eng", help="'fra-eng', 'multi30k', a Hub dataset or a local file"
+    )
     p.add_argument("--dataset-config")
     p.add_argument("--source-lang", default="en")
     p.add_argument("--target-lang", default="fr")

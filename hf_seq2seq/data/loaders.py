@@ -3,7 +3,8 @@
 :func:`load_translation_dataset` reads what :func:`datasets.load_dataset` reads (a Hub dataset, a
 builder with ``data_files=``, a local folder) or a local data file, picks the source and target
 columns and fills in missing evaluation splits by the hash rule. :func:`load_named_dataset` adds
-``"fra-eng"`` (:mod:`hf_seq2seq.data.fra_eng`) and keeps test sets out of training
+``"fra-eng"`` (:mod:`hf_seq2seq.data.fra_eng`) and ``"multi30k"`` (:mod:`hf_seq2seq.data.multi30k`) and keeps
+test sets out of training
 (:func:`keep_test_sets_out`); :func:`load_corpora` joins several corpora into one ``train`` split.
 """
 
@@ -29,6 +30,7 @@ from datasets import (
 
 from hf_seq2seq.data.errors import ColumnError, DataError, DataFormatError, DataNotFoundError
 from hf_seq2seq.data.fra_eng import load_fra_eng
+from hf_seq2seq.data.multi30k import load_multi30k
 from hf_seq2seq.data.splits import (
     PAIR_FEATURES,
     AnyDataset,
@@ -211,9 +213,10 @@ def load_translation_dataset(
     return IterableDatasetDict(finished) if streaming else DatasetDict(finished)
 
 
-DEFAULT_EXCLUSIONS = {"fra-eng": (STANDARD_TEST_SET,)}
+DEFAULT_EXCLUSIONS = {"fra-eng": (STANDARD_TEST_SET,), "multi30k": ("multi30k_test_2016_flickr",)}
 """The test sets kept out of a corpus's training data by default ("default" in `exclude_test_sets`): fra-eng's
-sentences are Tatoeba's, as half of the standard Tatoeba test set's are."""
+sentences are Tatoeba's, as half of the standard Tatoeba test set's are; Multi30k's, the captions of its test set
+of 2016 (the one its results here are scored on)."""
 
 
 def exclusions(dataset: str, exclude_test_sets: Sequence[str]) -> list[str]:
@@ -270,12 +273,14 @@ def load_named_dataset(
     streaming: bool = False,
     exclude_test_sets: Sequence[str] = ("default",),
 ) -> AnyDatasetDict:
-    """``"fra-eng"`` (from ``data_path``, ``$HF_SEQ2SEQ_FRA_ENG`` or the download) or any corpus that
-    :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits, with the test
+    """``"fra-eng"`` (from ``data_path``, ``$HF_SEQ2SEQ_FRA_ENG`` or the download), ``"multi30k"`` (from
+    ``$HF_SEQ2SEQ_MULTI30K`` or the download) or any corpus that :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits, with the test
     sets of `exclude_test_sets` kept out of train and validation (:func:`exclusions`, :func:`keep_test_sets_out`:
     by default, the standard Tatoeba test set out of fra-eng)."""
     if dataset == "fra-eng":
         splits = load_fra_eng(data_path, source_lang=source_lang, target_lang=target_lang)
+    elif dataset == "multi30k":
+        splits = load_multi30k(source_lang=source_lang, target_lang=target_lang)
     else:
         splits = load_translation_dataset(
             dataset, dataset_config, source_lang=source_lang, target_lang=target_lang, streaming=streaming
@@ -303,7 +308,7 @@ def load_corpora(
     summing to 1), interleaved: each pair is drawn from corpus ``i`` with probability ``probabilities[i]``
     (``seed`` fixes the draws) until every corpus has been read once, the smaller ones starting over as
     needed (:func:`datasets.interleave_datasets`, ``all_exhausted``). ``validation`` and ``test`` are those of
-    the first corpus. With ``streaming``, a corpus read into memory (fra-eng) joins as a stream.
+    the first corpus. With ``streaming``, a corpus read into memory (fra-eng, Multi30k) joins as a stream.
     """
     configs = list(configs) if configs else [None] * len(datasets)
     if len(configs) != len(datasets):
