@@ -40,7 +40,7 @@ def test_the_console_command_and_python_dash_m_run_the_same_tool():
         (["translate", "{dir}", "hello"], "model folder {dir} is missing: config.json"),
         (
             ["translate", "{dir}", "hello", "--engine", "ctranslate2"],
-            "not an export of `hf-seq2seq export ctranslate2`",
+            "{dir} is not a CTranslate2 export",
         ),
         (["translate", "{dir}", "hello", "--engine", "onnxruntime"], "{dir} is not an ONNX export"),
         (["evaluate", "{dir}", "--data-path", "{dir}/fra.txt"], "model folder {dir} is missing: config.json"),

@@ -10,8 +10,6 @@ import hf_seq2seq
 from hf_seq2seq.cli import main as cli
 from hf_seq2seq.errors import HfSeq2SeqError
 
-pytestmark = pytest.mark.floors  # reads source files and runs a verb that fails before importing torch
-
 PACKAGE = Path(hf_seq2seq.__file__).parent
 BUILTIN_ERRORS = {
     name

@@ -14,7 +14,7 @@ from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
 from hf_seq2seq.evaluation.evaluate import evaluate_folder
-from hf_seq2seq.export.folder import EXPORT_FILE
+from hf_seq2seq.export.metadata import EXPORT_FILE, read_metadata
 from hf_seq2seq.models.folder import ExportError
 
 pytest.importorskip("ctranslate2")
@@ -129,10 +129,19 @@ def test_ctranslate2_aligns_words_as_the_torch_engine_reads_its_last_layer(token
         sources, targets, batch_size=3, rule=AlignmentRule(layer=0, shift=shift)
     )
 
-    # an export made before CTranslate2 returned this attention says how to get one that does
-    metadata = tmp_path / "ct2" / EXPORT_FILE
-    metadata.write_text(
-        json.dumps({k: v for k, v in json.loads(metadata.read_text()).items() if k != "alignment"})
+    # an export made before CTranslate2 returned this attention (and before both exports' one metadata schema:
+    # `hf_seq2seq.export.metadata`) loads, and says how to get one that does
+    written = read_metadata(tmp_path / "ct2")
+    (tmp_path / "ct2" / EXPORT_FILE).write_text(
+        json.dumps(
+            {
+                "model_type": written.source_model_type,
+                "max_source_length": written.max_source_length,
+                "parameters": written.parameters,
+                "quantization": written.quantization,
+                "ctranslate2_version": written.format_version,
+            }
+        )
     )
     with pytest.raises(UnsupportedFeature, match="export it again with `hf-seq2seq export ctranslate2`"):
         load_translator(tmp_path / "ct2", "ctranslate2").align(sources, targets)
@@ -164,7 +173,7 @@ def test_int8_export_translates_with_beam_search(tokenizer, tmp_path):
     folder = save_random_model(tokenizer, tmp_path / "model")
     export_ctranslate2(folder, tmp_path / "ct2", quantization="int8")
     translator = CTranslate2Translator(tmp_path / "ct2")
-    assert translator.metadata["quantization"] == "int8"
+    assert translator.metadata.quantization == "int8"
     for decoding in (Decoding(), Decoding(num_beams=4, length_penalty=0.6)):
         translations = translate(translator, SOURCES, batch_size=4, decoding=decoding)
         assert len(translations) == len(SOURCES) and translations[2] == ""
@@ -176,7 +185,9 @@ def test_a_folder_that_is_not_a_transformer_mt_model_is_refused(tmp_path):
     with pytest.raises(ExportError, match="'marian' model; only 'transformer_mt'"):
         export_ctranslate2(tmp_path / "marian", tmp_path / "ct2")
     assert not (tmp_path / "ct2").exists()
-    with pytest.raises(ExportError, match="not an export"):
+    with pytest.raises(
+        ExportError, match="is a saved model folder, not a CTranslate2 export; export it with"
+    ):
         CTranslate2Translator(tmp_path / "marian")
 
 
@@ -256,7 +267,7 @@ def test_the_hub_folder_can_carry_the_export(tmp_path):
     trained = make_trained_folder(tmp_path / "trained")
     folder = build_hub_folder(trained, tmp_path / "hub", REPO_ID, ctranslate2="int8")
     translator = CTranslate2Translator(folder / "ctranslate2")
-    assert translator.metadata["quantization"] == "int8"
+    assert translator.metadata.quantization == "int8"
     assert len(translate(translator, ["how are you ?", ""])) == 2
     card = (folder / "README.md").read_text()
     assert 'allow_patterns="ctranslate2/*"' in card and "(int8 weights)" in card

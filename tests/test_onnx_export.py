@@ -18,6 +18,7 @@ from hf_seq2seq.engines.base import UnsupportedFeature, translate
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.export.folder import NotAnOnnxExport, cache_names
+from hf_seq2seq.export.metadata import EXPORT_FILE, read_metadata
 from hf_seq2seq.hub.push import build_hub_folder
 from hf_seq2seq.models.folder import ExportError
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
@@ -253,12 +254,28 @@ def test_onnxruntime_engine_aligns_words_as_the_torch_engine(exported, layer):
 def test_an_onnx_export_without_the_cross_attention_graph_translates_but_says_how_to_align(
     exported, tmp_path
 ):
-    """An export made before the cross-attention graph still translates; alignments name the command that adds it."""
+    """An export made before the cross-attention graph (and before both exports' one metadata schema:
+    `hf_seq2seq.export.metadata`) still translates; alignments name the command that adds it."""
     folder, export = exported
     old = tmp_path / "old-export"
     shutil.copytree(export, old)
     for graph in (old / "onnx").glob("cross_attention_model*.onnx"):
         graph.unlink()
+    written = read_metadata(export)
+    for place in (old, old / "onnx"):  # the metadata of that release, at the top and in onnx/
+        (place / EXPORT_FILE).write_text(
+            json.dumps(
+                {
+                    "format": "onnx",
+                    "source_model_type": written.source_model_type,
+                    "precisions": ["fp32", "int8"],
+                    "max_source_length": written.max_source_length,
+                    "parameters": written.parameters,
+                    "opset": int(written.format_version),
+                }
+            )
+        )
+    assert read_metadata(old) == written
     translator = load_translator(old, engine="onnxruntime")
     assert translator.translate_sentences(SOURCES[:1]) == load_translator(folder).translate_sentences(
         SOURCES[:1]

@@ -25,6 +25,7 @@ from hf_seq2seq.apps.webpage import (
 from hf_seq2seq.cli import main as cli
 from hf_seq2seq.data.tokenization import train_tokenizer
 from hf_seq2seq.export.folder import NotAnOnnxExport, check_onnx_export
+from hf_seq2seq.export.metadata import ExportMetadata
 from hf_seq2seq.models.folder import save_model_folder
 from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
@@ -37,6 +38,14 @@ MARIAN_CONFIG = {
     "vocab_size": 50, "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0,
     "max_position_embeddings": 32,
 }  # fmt: skip
+ONNX_METADATA = ExportMetadata(
+    format="onnx",
+    source_model_type="transformer_mt",
+    max_source_length=24,
+    parameters=2_000,
+    quantization="float32",
+    format_version="18",
+)
 
 
 def fake_export(folder, quantized_only=False):
@@ -45,7 +54,7 @@ def fake_export(folder, quantized_only=False):
     (folder / "config.json").write_text(json.dumps(MARIAN_CONFIG))
     for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
         (folder / name).write_text("{}")
-    (folder / "hf_seq2seq_export.json").write_text(json.dumps({"format": "onnx", "max_source_length": 24}))
+    ONNX_METADATA.write(folder)
     suffix = "_quantized" if quantized_only else ""
     for graph in ("encoder_model", "decoder_model_merged"):
         (folder / "onnx" / f"{graph}{suffix}.onnx").write_bytes(b"\x08\x01graph")
@@ -69,10 +78,8 @@ def test_the_export_check_names_what_is_wrong(tmp_path):
     fake_export(hub_repository)
     (hub_repository / "config.json").write_text('{"model_type": "transformer_mt"}')
     (hub_repository / "hf_seq2seq_export.json").unlink()
-    for name in ("config.json", "hf_seq2seq_export.json"):
-        (hub_repository / "onnx" / name).write_text(
-            json.dumps(MARIAN_CONFIG if name == "config.json" else {"format": "onnx"})
-        )
+    (hub_repository / "onnx" / "config.json").write_text(json.dumps(MARIAN_CONFIG))
+    ONNX_METADATA.write(hub_repository / "onnx")
     found = check_onnx_export(hub_repository)
     assert (found.place, found.precisions, found.config["model_type"]) == (
         hub_repository / "onnx",

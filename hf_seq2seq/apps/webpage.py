@@ -31,7 +31,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from hf_seq2seq.errors import HfSeq2SeqError
-from hf_seq2seq.export.folder import SUBFOLDER, NotAnOnnxExport, check_onnx_export
+from hf_seq2seq.export.folder import SUBFOLDER, NotAnExport, check_onnx_export
 
 logger = logging.getLogger(__name__)
 
@@ -160,11 +160,11 @@ class PageSettings:
 
 def page_settings(folder: str | os.PathLike, dtype: str | None = None) -> PageSettings:
     """The page's settings for the export `folder` (checked by `export.folder.check_onnx_export`, which raises
-    NotAnOnnxExport naming what is missing): `dtype` "fp32" (onnx/*.onnx) or "q8" (onnx/*_quantized.onnx);
+    NotAnExport naming what is missing): `dtype` "fp32" (onnx/*.onnx) or "q8" (onnx/*_quantized.onnx);
     None: fp32 if exported, else q8."""
     export = check_onnx_export(folder)
     if not export.top_level:
-        raise NotAnOnnxExport(
+        raise NotAnExport(
             f"{folder} keeps its ONNX export in {SUBFOLDER}/ beside a PyTorch model (a Hub repository's layout); "
             f"the page serves an export folder: hf-seq2seq export onnx {folder} {Path(folder)}-onnx"
         )
@@ -172,7 +172,7 @@ def page_settings(folder: str | os.PathLike, dtype: str | None = None) -> PageSe
     if dtype is None:
         dtype = available[0]
     elif dtype not in available:
-        raise NotAnOnnxExport(f"{folder} has no {dtype} graphs (it has: {', '.join(available)})")
+        raise NotAnExport(f"{folder} has no {dtype} graphs (it has: {', '.join(available)})")
     return PageSettings(dtype=dtype, max_source_length=export.max_source_length)
 
 
@@ -261,7 +261,7 @@ def make_server(
     dtype: str | None = None,
     install: bool = True,
 ) -> PageServer:
-    """A server for the page and the export (checked: NotAnOnnxExport); installs the JavaScript first when
+    """A server for the page and the export (checked: NotAnExport); installs the JavaScript first when
     `install` (else JavaScriptMissing if it is not installed). Not started: `serve_forever()` or
     `start_in_thread()`."""
     export_dir = Path(export_dir)

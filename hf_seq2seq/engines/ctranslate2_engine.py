@@ -2,16 +2,16 @@
 `hf_seq2seq.export.ctranslate2.export_ctranslate2` (`hf-seq2seq export ctranslate2`).
 
 The export folder alone is enough: CTranslate2's model, the tokenizer, the saved `generation_config.json` and
-the export's metadata (`hf_seq2seq.export.folder.EXPORT_FILE`). The engine decodes as the model's `generate()`
-does with the same settings: the saved decoding (beams, length penalty, n-gram ban, length rule and limits;
-where the saved config leaves one unset, the value `generate()` uses, :data:`GENERATE_DEFAULTS`), and the
-batching, blank lines and truncation every engine shares (`hf_seq2seq.engines.decoding.translate_in_batches`).
+the export's metadata (`hf_seq2seq.export.metadata`), checked by `hf_seq2seq.export.folder.check_export`.
+The engine decodes as the model's `generate()` does with the same settings: the saved decoding (beams, length
+penalty, n-gram ban, length rule and limits; where the saved config leaves one unset, the value `generate()`
+uses, :data:`GENERATE_DEFAULTS`), and the batching, blank lines and truncation every engine shares
+(`hf_seq2seq.engines.decoding.translate_in_batches`).
 
 It imports neither torch nor transformers: the tokenizer and the saved decoding are read from the folder's files
 (`hf_seq2seq.engines.export_files`), so a command or a server on an export starts in about a second.
 """
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,8 +27,7 @@ from hf_seq2seq.engines.base import Translator, UnsupportedFeature
 from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
 from hf_seq2seq.engines.export_files import SavedDecoding, load_tokenizer
 from hf_seq2seq.engines.scoring import NO_SCORE, Score
-from hf_seq2seq.errors import ExportError
-from hf_seq2seq.export.folder import EXPORT_FILE
+from hf_seq2seq.export.folder import check_export
 from hf_seq2seq.models.transformer_mt.length_rule import length_rule_limit
 
 # What `generate()` uses for a setting that no generation config sets (None): the values transformers documents,
@@ -65,9 +64,10 @@ def new_token_limit(
 class CTranslate2Translator(Translator):
     """The CTranslate2 engine (a `hf_seq2seq.engines.base.Translator`): an export of
     `hf_seq2seq.export.ctranslate2.export_ctranslate2`, loaded: a `ctranslate2.Translator` (`.translator`),
-    the tokenizer, the saved decoding, and the export's facts (`.metadata`: model type, longest source,
-    parameters, quantization). Use it through `hf_seq2seq.engines.base.translate` /
-    `hf_seq2seq.evaluation.evaluate.evaluate_translations`, or call :meth:`translate_sentences`.
+    the tokenizer, the saved decoding, and the export's facts (`.metadata`, an
+    `hf_seq2seq.export.metadata.ExportMetadata`: model type, longest source, parameters, quantization). Use it
+    through `hf_seq2seq.engines.base.translate` / `hf_seq2seq.evaluation.evaluate.evaluate_translations`, or
+    call :meth:`translate_sentences`.
 
     Its `precision` is the export's quantization: `precision` None keeps it, any other value must name it
     (a ValueError otherwise: another weight type is another export). `compute_type` "default" keeps the
@@ -88,21 +88,16 @@ class CTranslate2Translator(Translator):
         precision: str | None = None,
     ):
         export_dir = Path(export_dir)
-        metadata_file = export_dir / EXPORT_FILE
-        if not metadata_file.is_file():
-            raise ExportError(
-                f"{export_dir} has no {EXPORT_FILE}: it is not an export of `hf-seq2seq export ctranslate2`"
-            )
         self.export_dir = export_dir
-        self.metadata = json.loads(metadata_file.read_text(encoding="utf-8"))
-        self.precision = self.metadata["quantization"]
+        self.metadata = check_export(export_dir, "ctranslate2").metadata
+        self.precision = self.metadata.quantization
         if precision is not None and precision != self.precision:
             raise ValueError(
                 f"{export_dir} is a CTranslate2 export with {self.precision} weights, which it keeps; for "
                 f"precision {precision!r} export again (`hf-seq2seq export ctranslate2 --quantization ...`) or "
                 "use the torch engine"
             )
-        self.parameters = self.metadata["parameters"]
+        self.parameters = self.metadata.parameters
         self.translator = ctranslate2.Translator(
             str(export_dir),
             device=device,
@@ -115,7 +110,7 @@ class CTranslate2Translator(Translator):
 
     @property
     def max_source_length(self) -> int:
-        return self.metadata["max_source_length"]
+        return self.metadata.max_source_length
 
     def translate_sentences(
         self,
@@ -234,7 +229,7 @@ class CTranslate2Translator(Translator):
         each target (`translate_batch` with the target as prefix and `return_attention`): that of the layer and
         heads the export chose (its metadata's `alignment`: the last layer, heads averaged), whatever
         `rule.layer` says; `rule`'s shift and directions as on the torch engine."""
-        if "alignment" not in self.metadata:
+        if self.metadata.alignment is None:
             raise UnsupportedFeature(
                 f"{self.export_dir} was exported before CTranslate2 exports returned the attention word alignments "
                 "need (for --alignments, markup, documents and glossaries): export it again with "

@@ -8,12 +8,12 @@ This module imports neither torch nor an engine's package: `load_translator` imp
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from hf_seq2seq.engines.base import ENGINES, Translator
 from hf_seq2seq.export.folder import EXPORT_FILE, SUBFOLDER
+from hf_seq2seq.export.metadata import read_metadata
 
 
 def engine_of(folder: str | os.PathLike[str]) -> str:
@@ -27,8 +27,8 @@ def engine_of(folder: str | os.PathLike[str]) -> str:
     if (folder / "model.bin").is_file() and (folder / EXPORT_FILE).is_file():
         return "ctranslate2"
     for place in (folder, folder / SUBFOLDER):
-        metadata = place / EXPORT_FILE
-        if metadata.is_file() and json.loads(metadata.read_text(encoding="utf-8")).get("format") == "onnx":
+        metadata = read_metadata(place)
+        if metadata is not None and metadata.format == "onnx":
             return "onnxruntime"
     return "torch"
 

@@ -174,7 +174,7 @@ class OnnxTranslator(Translator):
         self.model = load_onnx_model(export, precision, threads)
         self.tokenizer = AutoTokenizer.from_pretrained(export.folder)
         self.precision, self.threads, self.export = precision, threads, export
-        self.parameters, self.max_source_length = export.metadata["parameters"], export.max_source_length
+        self.parameters, self.max_source_length = export.metadata.parameters, export.max_source_length
 
     @functools.cached_property
     def cross_attention(self) -> onnxruntime.InferenceSession:

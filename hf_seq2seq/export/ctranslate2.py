@@ -14,13 +14,11 @@ model maps onto the spec without reshaping anything:
 * the decoder starts from `decoder_start_token_id` (`<pad>`), `</s>` ends a translation.
 
 Beside CTranslate2's files the export holds the tokenizer files, `generation_config.json` (the saved
-decoding: beams, length rule, limits) and :data:`EXPORT_FILE` (model type, longest source, quantization, the
-attention it returns: :data:`ALIGNMENT`),
-so the export folder alone is enough to translate
-(`hf_seq2seq.engines.ctranslate2_engine.CTranslate2Translator`).
+decoding: beams, length rule, limits) and :data:`EXPORT_FILE` (`hf_seq2seq.export.metadata`: model type,
+longest source, quantization, the attention it returns: :data:`ALIGNMENT`), so the export folder alone is
+enough to translate (`hf_seq2seq.engines.ctranslate2_engine.CTranslate2Translator`).
 """
 
-import json
 import os
 from pathlib import Path
 
@@ -34,7 +32,8 @@ except ImportError as error:  # an optional extra
     raise ImportError(
         'exporting to or translating with CTranslate2 needs the ctranslate2 package: pip install "hf_seq2seq[deploy]"'
     ) from error
-from hf_seq2seq.export.folder import EXPORT_FILE, QUANTIZATIONS, check_output_folder
+from hf_seq2seq.export.folder import QUANTIZATIONS, check_output_folder
+from hf_seq2seq.export.metadata import ExportMetadata
 from hf_seq2seq.models.folder import TOKENIZER_FILES, ExportError, check_exportable
 
 # transformers' ACT2FN names (`hf_seq2seq.models.transformer_mt.configuration_transformer_mt.ACTIVATIONS`) ->
@@ -77,8 +76,10 @@ class TransformerMTConverter(Converter):
 
         model = TransformerMTForConditionalGeneration.from_pretrained(self.model_dir, dtype="float32").eval()
         tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        self.num_parameters = model.num_parameters()
         config = model.config
+        # what the export's metadata records
+        self.model_type, self.max_source_length = config.model_type, config.max_position_embeddings
+        self.num_parameters = model.num_parameters()
         layer_norms = {module.eps for module in model.modules() if type(module).__name__ == "LayerNorm"}
         if len(layer_norms) != 1:
             raise ExportError(
@@ -172,14 +173,13 @@ def export_ctranslate2(
     converter = TransformerMTConverter(model_dir)
     check_output_folder(converter.model_dir, out_dir, force)
     converter.convert(str(out_dir), quantization=quantization, force=force)
-    config = json.loads((converter.model_dir / "config.json").read_text(encoding="utf-8"))
-    metadata = {
-        "model_type": config["model_type"],
-        "max_source_length": config["max_position_embeddings"],
-        "parameters": converter.num_parameters,
-        "quantization": quantization,
-        "ctranslate2_version": ctranslate2.__version__,
-        "alignment": ALIGNMENT,
-    }
-    (out_dir / EXPORT_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    ExportMetadata(
+        format="ctranslate2",
+        source_model_type=converter.model_type,
+        max_source_length=converter.max_source_length,
+        parameters=converter.num_parameters,
+        quantization=quantization,
+        format_version=ctranslate2.__version__,
+        alignment=ALIGNMENT,
+    ).write(out_dir)
     return out_dir

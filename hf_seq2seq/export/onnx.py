@@ -27,8 +27,8 @@ Beside the graphs: the tokenizer files, `generation_config.json` (the saved deco
 and a `config.json` that declares `model_type: "marian"` with this model's numbers under Marian's names
 (which this model's config already uses): the runtimes read only the layer, head and size numbers and the
 special token ids from it and run the graphs as they are, and Marian is a type both know.
-`hf_seq2seq_export.json` (`hf_seq2seq.export.folder.EXPORT_FILE`) records what the export holds; the layout
-and its check are `hf_seq2seq.export.folder`'s.
+`hf_seq2seq_export.json` (`hf_seq2seq.export.metadata`) records what the export holds; the layout and its
+check are `hf_seq2seq.export.folder`'s.
 
 `hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator` translates with the export on ONNX Runtime.
 """
@@ -61,12 +61,12 @@ from hf_seq2seq.export.folder import (
     CROSS_ATTENTION,
     DECODER,
     ENCODER,
-    EXPORT_FILE,
     QUANTIZED_SUFFIX,
     SUBFOLDER,
     cache_names,
     check_output_folder,
 )
+from hf_seq2seq.export.metadata import EXPORT_FILE, ExportMetadata
 from hf_seq2seq.models.folder import ExportError, check_exportable
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
@@ -427,15 +427,14 @@ def write_export_files(
     (output_dir / "config.json").write_text(
         json.dumps(marian_config(config), indent=2) + "\n", encoding="utf-8"
     )
-    metadata = {
-        "format": "onnx",
-        "source_model_type": config.model_type,
-        "precisions": ["fp32", "int8"] if quantize == "int8" else ["fp32"],
-        "max_source_length": config.max_position_embeddings,
-        "parameters": model.num_parameters(),
-        "opset": OPSET,
-    }
-    (output_dir / EXPORT_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    ExportMetadata(
+        format="onnx",
+        source_model_type=config.model_type,
+        max_source_length=config.max_position_embeddings,
+        parameters=model.num_parameters(),
+        quantization="int8" if quantize == "int8" else "float32",
+        format_version=str(OPSET),
+    ).write(output_dir)
     for name in ("config.json", EXPORT_FILE):  # onnx/ on its own is what a Hub repository carries (`push`)
         shutil.copyfile(output_dir / name, output_dir / SUBFOLDER / name)
 
