@@ -13,7 +13,7 @@ from hf_seq2seq.engines.base import Translator, UnsupportedFeature, translate
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
-from hf_seq2seq.evaluation.evaluate import evaluate_folder
+from hf_seq2seq.evaluation.evaluate import EvaluationSettings, evaluate_folder
 from hf_seq2seq.export.metadata import EXPORT_FILE, read_metadata
 from hf_seq2seq.models.folder import ExportError
 
@@ -246,9 +246,8 @@ def test_export_translate_and_evaluate_commands(tokenizer, tmp_path, capsys):
     src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
     src.write_text("\n".join(SOURCES[:2]) + "\n")
     ref.write_text("le chat\noù est le chien ?\n")
-    report = evaluate_folder(
-        out, tmp_path / "eval", src_file=str(src), ref_files=[str(ref)], engine="ctranslate2"
-    )
+    settings = EvaluationSettings(src_file=str(src), ref_files=[str(ref)], engine="ctranslate2")
+    report = evaluate_folder(out, tmp_path / "eval", settings)
     assert report.num_sentences == 2
     assert (tmp_path / "eval" / "translations.txt").read_text().splitlines() == expected
 

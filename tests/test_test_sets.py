@@ -195,13 +195,18 @@ def test_the_own_test_split_is_scored_without_the_standard_set_at_hand(
     """Keeping the standard set out changes train and validation only, so scoring fra-eng's own test split does
     not need it: offline, with no copy of it, `hf-seq2seq evaluate` still scores the split; validation does need
     it, and says where it looked."""
-    from hf_seq2seq.evaluation.evaluate import evaluate_folder
+    from hf_seq2seq.evaluation.evaluate import EvaluationSettings, evaluate_folder
 
     monkeypatch.setenv(TEST_SETS_ENV, str(tmp_path))  # a folder without the set
-    report = evaluate_folder(trained, tmp_path / "out", data_path=str(synthetic_fra_txt), max_samples=5)
+    own_split = EvaluationSettings(data_path=str(synthetic_fra_txt), max_samples=5)
+    report = evaluate_folder(trained, tmp_path / "out", own_split)
     assert report.test_set == "fra-eng:test" and report.num_sentences == 5
     with pytest.raises(DataNotFoundError, match=f"{STANDARD_TEST_SET}.eng is not in {tmp_path}"):
-        evaluate_folder(trained, tmp_path / "out", data_path=str(synthetic_fra_txt), split="validation")
+        evaluate_folder(
+            trained,
+            tmp_path / "out",
+            EvaluationSettings(data_path=str(synthetic_fra_txt), split="validation"),
+        )
 
 
 def test_a_streamed_corpus_keeps_out_the_sentences_of_a_file_as_it_is_read(tmp_path):

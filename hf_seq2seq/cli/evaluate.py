@@ -79,16 +79,12 @@ def main(argv: list[str] | None = None) -> dict:
     resolve_engine(args)
     setup_logging()
     quiet_transformers()
-    from hf_seq2seq.evaluation.evaluate import evaluate_folder
+    from hf_seq2seq.evaluation.evaluate import EvaluationSettings, evaluate_folder
 
-    report = evaluate_folder(
-        args.model,
-        args.output_dir,
-        decoding=decoding_from(args),
-        split_sentences=args.split_sentences,
+    settings = EvaluationSettings(
         src_file=args.src_file,
-        test_set=args.test_set,
         ref_files=args.ref_file,
+        test_set=args.test_set,
         data_path=args.data_path,
         dataset=args.dataset,
         dataset_config=args.dataset_config,
@@ -96,11 +92,14 @@ def main(argv: list[str] | None = None) -> dict:
         target_lang=args.target_lang,
         split=args.split,
         max_samples=args.max_samples,
+        decoding=decoding_from(args),
+        split_sentences=args.split_sentences,
         batch_size=args.batch_size,
-        trust_remote_code=args.trust_remote_code,
         engine=args.engine,
         precision=args.precision,
+        trust_remote_code=args.trust_remote_code,
     )
+    report = evaluate_folder(args.model, args.output_dir, settings)
     print(
         f"BLEU {report.bleu:.2f}  chrF {report.chrf:.2f}  on {report.num_sentences} sentences "
         f"({report.test_set}), looping outputs {100 * report.loop_share:.1f}%\n"

@@ -2,11 +2,13 @@
 `hf_seq2seq.engines.base.Translator` (torch, CTranslate2 or ONNX Runtime) and scores them against their
 references (BLEU/chrF, loop share, scores by source length, the decoding used, wall time);
 `evaluate_folder` loads a folder's translator (`hf_seq2seq.engines.factory.load_translator`), reads the test
-set (text files, or a dataset's split) and writes its `EvalReport` and translations (`hf-seq2seq evaluate`)."""
+set its `EvaluationSettings` name (text files, a standard set, or a dataset's split) and writes its `EvalReport`
+and translations (`hf-seq2seq evaluate`)."""
 
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from hf_seq2seq.engines.base import ENGINES, FULL_PRECISIONS, Translator, translate  # noqa: F401 (ENGINES: re-exported)
@@ -58,83 +60,106 @@ def read_lines(path: str | os.PathLike[str]) -> list[str]:
     return Path(path).read_text(encoding="utf-8").removesuffix("\n").split("\n")
 
 
-def evaluate_folder(
-    folder: str | os.PathLike[str],
-    output_dir: str | os.PathLike[str] | None = None,
-    decoding: Decoding | None = None,
-    split_sentences: bool = False,
-    src_file: str | None = None,
-    ref_files: Sequence[str] = (),
-    test_set: str | None = None,
-    data_path: str | None = None,
-    dataset: str = "fra-eng",
-    dataset_config: str | None = None,
-    source_lang: str = "en",
-    target_lang: str = "fr",
-    split: str = "test",
-    max_samples: int | None = None,
-    batch_size: int = 64,
-    trust_remote_code: bool = False,
-    engine: str = "torch",
-    precision: str = "fp32",
-) -> EvalReport:
-    """Translate a test set with a saved model and score it; write `<output_dir>/eval_report.json` (an
-    `EvalReport`) and `<output_dir>/translations.txt` (default output_dir: the model folder).
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """What `evaluate_folder` scores and how (`hf-seq2seq evaluate`'s flags).
 
     The test set is `src_file` with one or more aligned `ref_files` (plain text, one sentence per line), a
     standard `test_set` by name (`hf_seq2seq.data.test_sets`: one reference a line, as its leaderboard scores), or
-    the `split` of a dataset as `hf_seq2seq.data.loaders` loads it (all references of each source). `folder`,
-    `engine` and `precision` are `load_translator`'s: with `engine` "ctranslate2", `folder` is an export of
-    `hf-seq2seq export ctranslate2`, translated by CTranslate2; the torch engine translates at `precision`
-    (see `hf_seq2seq.engines.torch_engine.set_precision`).
+    the `split` of `dataset` as `hf_seq2seq.data.loaders` loads it (all references of each source; `data_path`,
+    `dataset_config` and `max_samples` are for it). `engine`, `precision` and `trust_remote_code` are
+    `load_translator`'s: with `engine` "ctranslate2" the folder is an export of `hf-seq2seq export ctranslate2`,
+    translated by CTranslate2; the torch engine translates at `precision` (see
+    `hf_seq2seq.engines.torch_engine.set_precision`). `decoding`, `batch_size` and `split_sentences` are
+    `evaluate_translations`'.
     """
-    if src_file and test_set:
-        raise ValueError("--src-file and --test-set each name a test set: give one")
-    translator = load_translator(folder, engine, precision, trust_remote_code)
-    if test_set:
+
+    src_file: str | None = None
+    ref_files: Sequence[str] = ()
+    test_set: str | None = None
+    data_path: str | None = None
+    dataset: str = "fra-eng"
+    dataset_config: str | None = None
+    source_lang: str = "en"
+    target_lang: str = "fr"
+    split: str = "test"
+    max_samples: int | None = None
+    decoding: Decoding | None = None
+    split_sentences: bool = False
+    batch_size: int = 64
+    engine: str = "torch"
+    precision: str = "fp32"
+    trust_remote_code: bool = False
+
+    def __post_init__(self):
+        if self.src_file and self.test_set:
+            raise ValueError("--src-file and --test-set each name a test set: give one")
+
+
+def read_test_set(settings: EvaluationSettings) -> tuple[list[str], list[list[str]], str, str | None]:
+    """The sources, the references of each and the names of the test set (its dataset and split; no split for a
+    standard set or files) that `settings` names."""
+    if settings.test_set:
         from hf_seq2seq.data.test_sets import load_test_set
 
-        sources, lines = load_test_set(test_set, source_lang, target_lang)
-        references = [[line] for line in lines]
-        dataset, split = test_set, None
-    elif src_file:
-        if not ref_files:
+        sources, lines = load_test_set(settings.test_set, settings.source_lang, settings.target_lang)
+        return sources, [[line] for line in lines], settings.test_set, None
+    if settings.src_file:
+        if not settings.ref_files:
             raise ValueError("--src-file needs at least one --ref-file with the reference translations")
-        sources = read_lines(src_file)
-        streams = [read_lines(f) for f in ref_files]
-        for ref_file, stream in zip(ref_files, streams, strict=True):
+        sources = read_lines(settings.src_file)
+        streams = [read_lines(f) for f in settings.ref_files]
+        for ref_file, stream in zip(settings.ref_files, streams, strict=True):
             if len(stream) != len(sources):
-                raise ValueError(f"{ref_file} has {len(stream)} lines but {src_file} has {len(sources)}")
-        references = [list(refs) for refs in zip(*streams, strict=True)]
-        dataset, split = str(src_file), None
-    else:
-        from hf_seq2seq.data.loaders import load_named_dataset
+                raise ValueError(
+                    f"{ref_file} has {len(stream)} lines but {settings.src_file} has {len(sources)}"
+                )
+        return sources, [list(refs) for refs in zip(*streams, strict=True)], str(settings.src_file), None
+    from hf_seq2seq.data.loaders import load_named_dataset
 
-        splits = load_named_dataset(
-            dataset,
-            dataset_config,
-            data_path=data_path,
-            source_lang=source_lang,
-            target_lang=target_lang,
-            # the test split is the same either way: the test sets are kept out of train and validation only
-            exclude_test_sets=["none"] if split == "test" else ["default"],
-        )
-        if split not in splits:
-            raise ValueError(f"split {split!r} not found; available: {', '.join(splits)}")
-        rows = splits[split]
-        if max_samples is not None:
-            rows = rows.select(range(min(max_samples, len(rows))))
-        sources = rows["src"]
-        references = rows["references"] if "references" in rows.column_names else [[t] for t in rows["tgt"]]
+    splits = load_named_dataset(
+        settings.dataset,
+        settings.dataset_config,
+        data_path=settings.data_path,
+        source_lang=settings.source_lang,
+        target_lang=settings.target_lang,
+        # the test split is the same either way: the test sets are kept out of train and validation only
+        exclude_test_sets=["none"] if settings.split == "test" else ["default"],
+    )
+    if settings.split not in splits:
+        raise ValueError(f"split {settings.split!r} not found; available: {', '.join(splits)}")
+    rows = splits[settings.split]
+    if settings.max_samples is not None:
+        rows = rows.select(range(min(settings.max_samples, len(rows))))
+    references = rows["references"] if "references" in rows.column_names else [[t] for t in rows["tgt"]]
+    return rows["src"], references, settings.dataset, settings.split
+
+
+def evaluate_folder(
+    folder: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str] | None = None,
+    settings: EvaluationSettings = EvaluationSettings(),
+) -> EvalReport:
+    """Translate the test set `settings` names with the translator of `folder` and score it; write
+    `<output_dir>/eval_report.json` (an `EvalReport`) and `<output_dir>/translations.txt` (default output_dir:
+    the model folder)."""
+    translator = load_translator(folder, settings.engine, settings.precision, settings.trust_remote_code)
+    sources, references, dataset, split = read_test_set(settings)
     scores, hypotheses = evaluate_translations(
-        translator, sources, references, batch_size, decoding, split_sentences, source_lang
+        translator,
+        sources,
+        references,
+        settings.batch_size,
+        settings.decoding,
+        settings.split_sentences,
+        settings.source_lang,
     )
     report = EvalReport(
         **scores,
         model=str(folder),
         dataset=dataset,
         split=split,
-        direction=f"{source_lang}-{target_lang}",
+        direction=f"{settings.source_lang}-{settings.target_lang}",
         parameters=translator.parameters,  # counted before int8 quantization packs the Linear weights away
     )
     output_dir = Path(output_dir or folder)
