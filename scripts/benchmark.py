@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Same as `hf-seq2seq benchmark` (kept so that older commands keep working): `hf-seq2seq benchmark --help`."""
+"""How fast a model trains and translates on this machine, as `hf-seq2seq benchmark` measures it, for those who
+look for the entry points in scripts/. Flags: `hf-seq2seq benchmark --help`."""
 
 import sys
 

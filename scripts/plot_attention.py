@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Same as `hf-seq2seq plot-attention` (kept so that older commands keep working): `hf-seq2seq plot-attention --help`."""
+"""Plot a saved model's attention over a sentence, as `hf-seq2seq plot-attention` does, for those who look for the
+entry points in scripts/. Flags: `hf-seq2seq plot-attention --help`."""
 
 import sys
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Same as `hf-seq2seq plot-training` (kept so that older commands keep working): `hf-seq2seq plot-training --help`."""
+"""Plot a training run's loss and validation curves, as `hf-seq2seq plot-training` does, for those who look for
+the entry points in scripts/. Flags: `hf-seq2seq plot-training --help`."""
 
 import sys
 

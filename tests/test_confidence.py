@@ -1,7 +1,7 @@
 """Confidence and alternatives from the engines: `Translator.score` (the model's own log-probabilities of a
 translation, teacher-forced), `Translator.translate_hypotheses` (the n best of beam search), a text's score
 from its sentences in `translate_aligned(..., scores=True)`, the CTranslate2 engine against the torch one, and
-scripts/measure_confidence.py, on the model that memorised `helpers.MEMORISED_PAIRS`."""
+measurements/measure_confidence.py, on the model that memorised `helpers.MEMORISED_PAIRS`."""
 
 import json
 import math
@@ -120,7 +120,7 @@ def test_ctranslate2_scores_and_hypotheses_match_the_torch_engine(translator, me
 def test_the_measuring_script_reports_correlation_and_the_worst_tenth(
     memorising_folder, synthetic_fra_txt, tmp_path
 ):
-    script = runpy.run_path(str(ROOT / "scripts" / "measure_confidence.py"))
+    script = runpy.run_path(str(ROOT / "measurements" / "measure_confidence.py"))
     assert script["spearman"]([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert script["spearman"]([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert script["ranks"]([5, 1, 5, 3]) == [3.5, 1.0, 3.5, 2.0]
@@ -140,7 +140,7 @@ def test_the_measuring_script_reports_correlation_and_the_worst_tenth(
     assert saved["sentences"] == figures["sentences"] == 30 and saved["worst by chrF"] == 3
     assert -1 <= saved["spearman"] <= 1 and 0 <= saved["of them lowest by confidence"] <= 3
     assert sum(group["sentences"] for group in saved["fifths by confidence"]) == 30
-    assert saved["command"].startswith("python scripts/measure_confidence.py")
+    assert saved["command"].startswith("python measurements/measure_confidence.py")
 
 
 def test_translate_scores_prints_each_confidence_after_a_tab(translator, memorising_folder, capsys):

@@ -5,7 +5,9 @@ tags, not a model's attention; the torch engine's own alignments are checked on 
 import io
 
 import pytest
+from counters import HtmlReader
 from helpers import MEMORISED_PAIRS, WordTranslator
+from measure_markup import SHAPES, fragments, markup_problems
 
 from hf_seq2seq.engines.alignment import (
     AlignmentRule,
@@ -16,7 +18,6 @@ from hf_seq2seq.engines.alignment import (
     token_words,
 )
 from hf_seq2seq.engines.base import UnsupportedFeature, translate
-from hf_seq2seq.evaluation.markup import SHAPES, fragments, markup_problems, visible_text
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.glossary import Glossary, GlossaryError, apply_terms
 from hf_seq2seq.formats.markup import read_pieces, translate_html
@@ -354,7 +355,7 @@ def test_every_html_shape_stays_well_formed_with_its_tags_and_translated(words, 
     [out] = translate_html(words, [document])
     assert markup_problems(document, out) == []
     expected = " ".join(words.translate_with_alignment(s)[0] for s, _ in pairs[:seen])
-    assert visible_text(out).replace("\xa0", " ").split() == expected.split()
+    assert HtmlReader(out).text.replace("\xa0", " ").split() == expected.split()
 
 
 def test_html_output_is_well_formed_on_generated_fragments(words):

@@ -168,7 +168,7 @@ def test_the_gpu_recipe_copies_its_batches_to_the_device_without_waiting(tmp_pat
 
 @pytest.mark.slow
 def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_path, synthetic_fra_txt):
-    """scripts/gpu_check.sh as a lent GPU runs it, rehearsed on the CPU (`GPU_CHECK_DRY_RUN=1`): the variants of the
+    """measurements/gpu_check.sh as a lent GPU runs it, rehearsed on the CPU (`GPU_CHECK_DRY_RUN=1`): the variants of the
     step and the compiled benchmark in one call, the training (compiled, without cuDNN's attention) in the next, which
     writes a summary with the compiled benchmark's eager rows, the benchmark and the step profile in a third, which
     then writes the summary of all. A mistake here would otherwise
@@ -183,7 +183,7 @@ def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_pat
 
     def check(steps: str, train_flags: str = "", variants: str = "") -> str:
         done = subprocess.run(
-            ["bash", str(ROOT / "scripts" / "gpu_check.sh")],
+            ["bash", str(ROOT / "measurements" / "gpu_check.sh")],
             env=env
             | {"GPU_CHECK_STEPS": steps, "GPU_CHECK_TRAIN_FLAGS": train_flags}
             | ({"GPU_CHECK_VARIANTS": variants} if variants else {}),
@@ -256,7 +256,11 @@ def test_the_device_checks_summary_names_the_cuda_graphs_rows(tmp_path, syntheti
         "PYTHON": sys.executable,
     }
     done = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "gpu_check.sh")], env=env, capture_output=True, text=True, timeout=120
+        ["bash", str(ROOT / "measurements" / "gpu_check.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((tmp_path / "dry-run-cpu_gpu_check.json").read_text())
@@ -277,7 +281,7 @@ def test_the_device_check_screens_recipes_and_keeps_each_runs_figures(tmp_path, 
     preset beside a change of it, each for the screen's budget; the comparison's JSON, and each run's test figures
     kept apart as the run ends (a call stopped early keeps those), and the step's seconds."""
     done = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "gpu_check.sh")],
+        ["bash", str(ROOT / "measurements" / "gpu_check.sh")],
         env=os.environ
         | {
             "GPU_CHECK_DRY_RUN": "1",
@@ -331,9 +335,9 @@ def test_the_trainer_counts_the_parameters_of_its_flops_estimate_once(tmp_path, 
 def test_a_step_of_the_gpu_recipe_launches_no_more_operators_than_counted():
     """The operators a training step of the base model's layers dispatches as on a GPU (each at least one kernel
     launch: host time that the GPU's step waits on when batches are small), counted as docs/training.md counts them
-    (scripts/profile_training_step.py). A change to the model that launches more shows here, not only in a GPU's
+    (measurements/profile_training_step.py). A change to the model that launches more shows here, not only in a GPU's
     profile. The counts depend on the layers, not on the sizes."""
-    script = runpy.run_path(str(ROOT / "scripts" / "profile_training_step.py"))
+    script = runpy.run_path(str(ROOT / "measurements" / "profile_training_step.py"))
     config = tiny_config(
         vocab_size=200, d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64, encoder_layers=6, decoder_layers=6,
         dropout=0.3, normalize_before=True, label_smoothing=0.1,

@@ -1,17 +1,23 @@
-"""Every relative link of README.md, model_card.md and docs/ leads to a file (not a folder) of the repository, and every docs/ page
-that a docstring or comment of the code, the scripts, the tests or CI names exists: a page renamed or removed shows
-here, not in a reader's 404."""
+"""Every relative link of README.md, model_card.md, docs/ and measurements/README.md leads to a file (not a folder) of
+the repository, and every docs/ page that a docstring or comment of the code, the scripts, the measurements, the tests
+or CI names exists: a page renamed or removed shows here, not in a reader's 404."""
 
 import re
 
 import pytest
 from helpers import ROOT
 
-PAGES = [ROOT / "README.md", ROOT / "model_card.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "model_card.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    ROOT / "measurements" / "README.md",
+]
 CODE = [
     *sorted((ROOT / "hf_seq2seq").rglob("*.py")),
     *sorted((ROOT / "scripts").rglob("*.py")),
-    *sorted((ROOT / "scripts").glob("*.sh")),
+    *sorted((ROOT / "measurements").rglob("*.py")),
+    *sorted((ROOT / "measurements").glob("*.sh")),
     *sorted((ROOT / "tests").glob("*.py")),
     ROOT / ".ci" / "run",
     ROOT / "pyproject.toml",

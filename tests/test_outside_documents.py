@@ -1,10 +1,10 @@
 """Files from other projects' test suites (tests/fixtures/outside, their sources and licences in
 tests/fixtures/README.md), each of a kind that lost something before its fix: translated through a random model,
 whose alignments are noise, each comes back whole as its format's own readers count it
-(`hf_seq2seq.evaluation.documents`): no paragraph or cue loses a formatting, a link, a note, a line or a
+(`measurements/counters.py`): no paragraph or cue loses a formatting, a link, a note, a line or a
 speaker's dash, no text is left in English, no tag changes; then what each file is here for, on its own.
 
-The measure over the whole outside set is `scripts/measure_documents.py` (docs/formats.md)."""
+The measure over the whole outside set is `measurements/measure_documents.py` (docs/formats.md)."""
 
 import email
 import io
@@ -12,10 +12,11 @@ import re
 import zipfile
 
 import pytest
+from counters import document_counts
 from helpers import FIXTURES
+from measure_documents import files_under
 
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.evaluation.documents import document_counts, files_under
 from hf_seq2seq.formats.documents import translate_document_bytes
 from hf_seq2seq.formats.documents.html_pages import read_html
 from hf_seq2seq.formats.markup import read_pieces
@@ -168,7 +169,7 @@ def test_a_citation_s_machine_readable_title_is_kept_as_written(translated):
 
 
 def test_the_measure_reads_every_document_in_the_folders_it_is_given(tmp_path):
-    """`scripts/measure_documents.py FOLDER`: files at any depth, suffixes in any case, and nothing that is not a
+    """`measurements/measure_documents.py FOLDER`: files at any depth, suffixes in any case, and nothing that is not a
     file (a folder named like a page)."""
     (tmp_path / "b" / "deep").mkdir(parents=True)
     (tmp_path / "page.html.d.html").mkdir()

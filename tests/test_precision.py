@@ -181,7 +181,7 @@ def test_without_bf16_matmuls_nothing_is_measured(monkeypatch, fresh_probe):
 
 
 def test_the_avx2_only_tool_makes_this_cpu_answer_as_an_avx2_one():
-    """`scripts/avx2_only` (docs/tests.md), on any CPU: no bf16, fp16 or VNNI matmuls, so the cpu preset trains in
+    """`measurements/avx2_only` (docs/tests.md), on any CPU: no bf16, fp16 or VNNI matmuls, so the cpu preset trains in
     fp32 and int8 keeps 7-bit activations, as on the AVX2 machines CI may get."""
     code = (
         "import torch; from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls, cpu_supports; "
@@ -189,7 +189,7 @@ def test_the_avx2_only_tool_makes_this_cpu_answer_as_an_avx2_one():
         "print(cpu_has_matmuls(torch.bfloat16), cpu_has_matmuls(torch.float16), cpu_supports('vnni'), "
         "preset_defaults('cpu')['bf16'], cpu_has_matmuls(torch.float32))"
     )
-    env = os.environ | {"PYTHONPATH": str(ROOT / "scripts" / "avx2_only"), "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    env = os.environ | {"PYTHONPATH": str(ROOT / "measurements" / "avx2_only"), "ONEDNN_MAX_CPU_ISA": "AVX2"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["False", "False", "False", "False", "True"]

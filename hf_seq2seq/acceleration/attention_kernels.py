@@ -1,5 +1,5 @@
 """Which kernels `scaled_dot_product_attention` may run: the names that `hf-seq2seq train --sdpa_backends`,
-`hf-seq2seq benchmark --sdpa-backends` and scripts/profile_training_step.py take, and the context that applies them.
+`hf-seq2seq benchmark --sdpa-backends` and measurements/profile_training_step.py take, and the context that applies them.
 
 PyTorch picks a backend for each call among those enabled. On an H100 and an H200 (torch 2.11) it picked cuDNN's
 fused attention for every call of the training step; cuDNN builds an execution plan for each new combination of

@@ -1,6 +1,6 @@
 """The model compiled for training as `hf-seq2seq train --torch_compile true` compiles it (accelerate's
 `TorchDynamoPlugin` does the compiling there; `hf-seq2seq benchmark --compile-training`, `measure-training` and
-scripts/profile_training_step.py compile the same way here, so that what they measure is what training runs).
+measurements/profile_training_step.py compile the same way here, so that what they measure is what training runs).
 
 Batches change shape from step to step (batches by tokens in every dimension), so the model is compiled once with
 dynamic shapes (`ACCELERATE_DYNAMO_USE_DYNAMIC=1`, which `hf-seq2seq train` sets), whole or each repeated layer

@@ -1,5 +1,5 @@
 """A training step's forward and backward replayed as CUDA graphs (`hf-seq2seq train --cuda_graphs true`,
-`hf-seq2seq benchmark --cuda-graphs`, scripts/profile_training_step.py `--cuda-graphs`).
+`hf-seq2seq benchmark --cuda-graphs`, measurements/profile_training_step.py `--cuda-graphs`).
 
 On a GPU the eager step of the base model launches about a thousand kernels, one by one from Python, and the GPU
 waits on the host between them (docs/training.md has the profile). A CUDA graph records those launches once and

@@ -6,7 +6,7 @@ list of `(source word, target word)` index pairs, written as Pharaoh `i-j` pairs
 
 `attention_alignment` turns one sentence pair's cross-attention (target tokens x source tokens, heads
 averaged) into word pairs; `AlignmentRule` says how. The default, the best of the rules measured against a
-hand-made gold set (docs/formats.md, `scripts/measure_alignment.py`):
+hand-made gold set (docs/formats.md, `measurements/measure_alignment.py`):
 
 * the cross-attention of all decoder layers, averaged (heads too);
 * a target token's row is the attention of the step that predicts it (not of the step whose input it is:

@@ -6,7 +6,7 @@ target token. A sentence's `Score` is that sum and its token count; its `confide
 the token probabilities, `exp(log_prob / tokens)`, in [0, 1]: length-normalised, so that a long sentence is not
 doubted for its length alone, and on a scale a user reads (0.9: the model gave its tokens 0.9 on average).
 A text's score is that of its sentences together (`joined`): every token weighs the same, so a short sentence
-weighs less than a long one. scripts/measure_confidence.py measures how well it ranks translations by
+weighs less than a long one. measurements/measure_confidence.py measures how well it ranks translations by
 quality (docs/serving.md).
 
 This module imports neither torch nor an engine's package.

@@ -8,7 +8,7 @@
    among the lowest 10% by confidence (chance: 10%), and the mean chrF of each fifth of the sentences by
    confidence.
 
-    python scripts/measure_confidence.py runs/cpu --json docs/bench/confidence.json
+    python measurements/measure_confidence.py runs/cpu --json docs/bench/confidence.json
 """
 
 import argparse
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict:
         "model": args.model,
         "engine": args.engine,
         "command": shlex.join(
-            ["python", "scripts/measure_confidence.py", *(sys.argv[1:] if argv is None else argv)]
+            ["python", "measurements/measure_confidence.py", *(sys.argv[1:] if argv is None else argv)]
         ),
         **measure(confidence, chrf),
     }

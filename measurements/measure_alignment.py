@@ -4,8 +4,8 @@ Prints a table; `--json` writes the figures. docs/formats.md quotes its output. 
 alignments: ONNX Runtime's for every layer as the torch engine's, CTranslate2's for the one layer its export
 returns (the last, heads averaged), so its rows are named "export's layer".
 
-    python scripts/measure_alignment.py runs/cpu --json docs/bench/alignment_aer.json
-    python scripts/measure_alignment.py runs/cpu-ct2 --engine ctranslate2
+    python measurements/measure_alignment.py runs/cpu --json docs/bench/alignment_aer.json
+    python measurements/measure_alignment.py runs/cpu-ct2 --engine ctranslate2
 """
 
 import argparse

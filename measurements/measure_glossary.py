@@ -8,7 +8,7 @@
    with their glossary: the share of terms that appear in the output, BLEU/chrF against all references, and
    the time per sentence of each.
 
-    python scripts/measure_glossary.py runs/cpu --json docs/bench/glossary.json
+    python measurements/measure_glossary.py runs/cpu --json docs/bench/glossary.json
 """
 
 import argparse

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Screenshot of `hf-seq2seq demo` after one translation, taken by headless Chromium (for the README).
 
-    python scripts/demo_screenshot.py runs/cpu docs/demo.png
-    python scripts/demo_screenshot.py runs/cpu docs/demo.png --sentence "Where is the station?" --beams 4
+    python measurements/demo_screenshot.py runs/cpu docs/demo.png
+    python measurements/demo_screenshot.py runs/cpu docs/demo.png --sentence "Where is the station?" --beams 4
 
 Needs the demo extra and Debian's chromium + chromium-driver.
 """

@@ -10,7 +10,7 @@
    `--batch-sentences`), greedy search with the saved settings, the rules taking turns on every sentence and
    every batch, median of `--repeats` passes. The tokens are the same under every rule (tests/test_packed_weights.py).
 
-    python scripts/measure_packing.py runs/cpu2 runs/eq/new-seed0 --data-path ../shared/data/fra-eng/fra.txt \
+    python measurements/measure_packing.py runs/cpu2 runs/eq/new-seed0 --data-path ../shared/data/fra-eng/fra.txt \
         --json docs/bench/cpu-avx2_packing.json
 
 Run it on a quiet machine: anything else running moves every figure.

@@ -11,7 +11,7 @@ hold their span byte for byte, and the BLEU/chrF of the rest (the translation wi
 the reference without it) beside the same sentences translated without a span (with "Tom" taken out of the
 translation in the second set).
 
-    python scripts/measure_protected.py runs/cpu --sentences 300 --json docs/bench/protected.json
+    python measurements/measure_protected.py runs/cpu --sentences 300 --json docs/bench/protected.json
 """
 
 import argparse

@@ -12,7 +12,7 @@ sentence, start-up included, the engines in turn on one machine.
 Engines are given as NAME=ENGINE:FOLDER[:PRECISION] (torch=torch:runs/cpu, ct2=ctranslate2:runs/cpu-ct2,
 onnx-int8=onnxruntime:runs/cpu-onnx:int8). BLEU per engine: `hf-seq2seq evaluate --engine E FOLDER`.
 
-    python scripts/measure_engine_jobs.py torch=torch:runs/cpu ct2=ctranslate2:runs/cpu-ct2 \\
+    python measurements/measure_engine_jobs.py torch=torch:runs/cpu ct2=ctranslate2:runs/cpu-ct2 \\
         --files tests/fixtures/real --sentences test.en --json docs/bench/engine_jobs.json
 """
 
@@ -24,9 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure_documents import files_under
+
 from hf_seq2seq.benchmarks.comparison import batch_1_latency_ms
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.evaluation.documents import files_under
 
 SUFFIXES = (".html", ".htm", ".docx", ".pptx", ".odt", ".odp", ".epub", ".srt", ".vtt", ".txt")
 

@@ -1,10 +1,12 @@
 """What documents of every format lose in translation: each file given is translated as `hf-seq2seq translate
 --input-file` does (`translate_document`), under a time limit, and what it held is counted before and after
-(`hf_seq2seq.evaluation.documents`): paragraphs or cues, their formattings, links, notes, cue lines and
-dialogue dashes, inline elements' blocks, text left untranslated; a traceback, a hang or a refusal is a row of
-its own. Prints a row per file and totals per format.
+(`counters.document_counts`): paragraphs or cues, their formattings (HTML's inline elements with text), links,
+notes, Word's fields, cue lines and dialogue dashes, inline elements' blocks, whether an HTML page keeps its
+tags, text left untranslated; a traceback, a hang or a refusal is a row of its own. Prints a row per file and
+totals per format.
 
-    python scripts/measure_documents.py runs/multi30k /work/data/outside --json docs/bench/outside_documents.json
+    python measurements/measure_documents.py runs/multi30k /work/data/outside --json docs/bench/outside_documents.json
+    python measurements/measure_documents.py runs/multi30k-ct2 tests/fixtures/real --engine ctranslate2
 """
 
 import argparse
@@ -16,8 +18,9 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
+from counters import document_counts
+
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.evaluation.documents import document_counts, files_under
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, translate_document
 
 PROBLEMS = (
@@ -25,6 +28,17 @@ PROBLEMS = (
     "cue_lines_changed", "dashes_changed", "cues_missing",
 )  # fmt: skip
 """What counts as something lost, in the order printed."""
+
+
+def files_under(paths, suffixes) -> list[Path]:
+    """The files named and those anywhere in the folders named (each folder's sorted), whose suffix (any case) is
+    one of `suffixes`: what a measuring script reads from its command line."""
+    files = []
+    for name in paths:
+        path = Path(name)
+        found = sorted(path.rglob("*")) if path.is_dir() else [path]
+        files += [f for f in found if f.is_file() and f.suffix.lower() in suffixes]
+    return files
 
 
 class Hang(Exception):
@@ -87,6 +101,8 @@ def main() -> None:
         counts = Counter({k: v for k, v in row.items() if isinstance(v, int)})
         total.update(counts)
         lost = [f"{key} {counts[key]}" for key in PROBLEMS if counts[key]]
+        if counts["fields_after"] < counts["fields"]:  # a field the translation lost
+            lost.append(f"fields_lost {counts['fields'] - counts['fields_after']}")
         total["files_losing"] += bool(lost)
         print(
             f"{name:<58} {counts['units']:>5} {counts['formats_after']:>4}/{counts['formats']:<4}"
@@ -110,6 +126,8 @@ def main() -> None:
             f"links {total['links'] - total['links_lost']}/{total['links']} (+{total['links_added']})",
             f"notes {total['notes_after']}/{total['notes']}",
         ]
+        if total["fields"]:
+            parts.append(f"fields {total['fields_after']}/{total['fields']}")
         parts += [f"{key} {total[key]}" for key in PROBLEMS if total[key]]
         print("  " + ", ".join(parts))
     if args.json:

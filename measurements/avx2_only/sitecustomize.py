@@ -4,7 +4,7 @@ Put this folder first on PYTHONPATH with oneDNN and ATen held to AVX2; every Pyt
 CPU feature checks answering no, so the presets choose fp32, the benchmark divides by fp32's peak and a forced bf16
 matmul takes the slow emulated path, as on the AVX2 machines CI may run on (docs/tests.md):
 
-    PYTHONPATH=scripts/avx2_only ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
+    PYTHONPATH=measurements/avx2_only ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
         HF_HUB_OFFLINE=1 python -m pytest -q tests/test_benchmark.py
 
 It is not an AVX2 machine: torch's own C++ choices that read the CPU directly are not changed, and the speeds are

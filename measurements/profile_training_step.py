@@ -21,11 +21,11 @@ seconds are reported apart. `--cuda-graphs` replays the forward and backward as 
 --cuda_graphs true`): the first pass runs eagerly, a second records each shape's graphs (its seconds reported
 apart), the third replays them.
 
-    python scripts/profile_training_step.py                       # the base model, a batch of 1,000 tokens
-    python scripts/profile_training_step.py --d-model 256 --layers 3 --ffn-dim 1024 --heads 4
-    python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --json profile.json
-    python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --sdpa-backends flash,efficient
-    python scripts/profile_training_step.py --device cuda --timed --batch-tokens 25000 --compile regional
+    python measurements/profile_training_step.py                       # the base model, a batch of 1,000 tokens
+    python measurements/profile_training_step.py --d-model 256 --layers 3 --ffn-dim 1024 --heads 4
+    python measurements/profile_training_step.py --device cuda --timed --batch-tokens 25000 --json profile.json
+    python measurements/profile_training_step.py --device cuda --timed --batch-tokens 25000 --sdpa-backends flash,efficient
+    python measurements/profile_training_step.py --device cuda --timed --batch-tokens 25000 --compile regional
 """
 
 import argparse

@@ -1,34 +1,38 @@
 """What a translated document kept of its source, in every format the package translates, counted the way each
-format's own readers see it (`scripts/measure_documents.py`, docs/formats.md):
+format's own readers see it, one reader a format (`measurements/measure_documents.py`, docs/formats.md):
 
 * **units**: paragraphs (Word, PowerPoint, OpenDocument; HTML's and EPUB's blocks) or cues (subtitles) with a
-  letter, and how many of them came back with the very same text (`untranslated`);
+  letter, and those that came back with the very same text (`untranslated`);
 * **formats**: the formattings of a unit's runs with text (Word's `w:rPr`, DrawingML's `a:rPr`, OpenDocument's
-  span styles; HTML's inline elements with text, by tag and attributes), counted once per unit, and the units
-  that lost one (`units_losing_format`);
-* **links**: links with text per unit (Word's and OpenDocument's hyperlinks; PowerPoint's runs of one
-  `hlinkClick` in a row; HTML's `<a href>`), by target: lost and added;
-* **notes**: footnote, endnote and comment marks and PowerPoint's comments, before and after;
-* subtitles: cues whose **line count** changed, whose **dialogue dashes** (a line starting with a dash) changed,
-  and tags that held text before and none after;
-* HTML and EPUB: inline elements now in another block (`moved`), and whether every tag is the source's.
+  span styles; HTML's inline elements with text, by tag and attributes; a cue's tags with text), counted once
+  per unit, and the units that lost one (`units_losing_format`);
+* **links**: links with text per unit (PowerPoint's runs of one `hlinkClick` in a row as one), by target: lost
+  and added; **notes**: footnote, endnote and comment marks, PowerPoint's comments; Word's **fields**;
+* subtitles: cues whose **line count** or **dialogue dashes** changed; HTML and EPUB: inline elements now in
+  another block (`moved`), and whether every tag is the source's.
 
 Each counter returns a `Counter` of these keys (`X` and `X_after`, or a count of what went wrong); a key a
-format does not have is absent. Readers here are independent of the translating code: lxml, `html.parser`,
-`srt`, webvtt-py.
+format does not have is absent. The HTML reader also finds end tags that close the wrong element and the text a
+reader sees (`measurements/measure_markup.py`). Readers here are independent of the translating code: lxml,
+`html.parser`, `srt`, webvtt-py.
 """
 
 from __future__ import annotations
 
+import email
 import io
 import re
 import zipfile
 from collections import Counter
 from html.parser import HTMLParser
-from pathlib import Path
 
-from hf_seq2seq.evaluation.markup import _kept_attributes
-from hf_seq2seq.formats.markup import INLINE_ELEMENTS, VOID_ELEMENTS
+from hf_seq2seq.formats.markup import (
+    INLINE_ELEMENTS,
+    KEPT_ELEMENTS,
+    LANGUAGE_ATTRIBUTES,
+    TRANSLATED_ATTRIBUTES,
+    VOID_ELEMENTS,
+)
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -43,43 +47,33 @@ DASH = re.compile(r"^\s*(?:<[^>]*>|\{\\[^}]*\})*\s*[-–—]")
 TAG = re.compile(r"<(/?)([A-Za-z][\w.]*)[^<>]*>")
 
 
-def files_under(paths, suffixes) -> list[Path]:
-    """The files named and those anywhere in the folders named (each folder's sorted), whose suffix (any case) is one
-    of `suffixes`: what a measuring script reads from its command line."""
-    files = []
-    for name in paths:
-        path = Path(name)
-        found = sorted(path.rglob("*")) if path.is_dir() else [path]
-        files += [f for f in found if f.is_file() and f.suffix.lower() in suffixes]
-    return files
-
-
 def has_letter(text: str) -> bool:
     return any(char.isalpha() for char in text)
 
 
 def _paragraph_counts(pairs, counts: Counter) -> None:
-    """Counts for units read as `(text, formats, links)` before and after, in order."""
+    """Counts for units read as `(text, formats, links)` before and after, in order (formats: a set, or a
+    `Counter` where one can hold the same formatting twice)."""
     for (text, formats, links), (text_after, formats_after, links_after) in pairs:
         if not has_letter(text):
             continue
         counts["units"] += 1
         counts["untranslated"] += " ".join(text.split()) == " ".join(text_after.split())
-        kept = formats & formats_after
-        counts["formats"] += len(formats)
-        counts["formats_after"] += len(kept)
-        counts["units_losing_format"] += len(kept) < len(formats)
+        formats, kept = Counter(formats), Counter(formats) & Counter(formats_after)
+        counts["formats"] += formats.total()
+        counts["formats_after"] += kept.total()
+        counts["units_losing_format"] += kept.total() < formats.total()
         counts["links"] += sum(links.values())
         counts["links_lost"] += sum((links - links_after).values())
         counts["links_added"] += sum((links_after - links).values())
 
 
-def _zip_xml(data: bytes, pattern: re.Pattern) -> dict:
+def _zip_xml(data: bytes, parts: re.Pattern) -> dict:
     from lxml import etree
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return {
-            name: etree.fromstring(archive.read(name)) for name in archive.namelist() if pattern.search(name)
+            name: etree.fromstring(archive.read(name)) for name in archive.namelist() if parts.search(name)
         }
 
 
@@ -101,26 +95,26 @@ def _tree(element, skip: frozenset = frozenset()) -> tuple | None:
     return element.tag, attributes, children
 
 
-def _word_paragraph(paragraph, links_of) -> tuple[str, set, Counter]:
+def _word_text(element) -> str:
+    return "".join(t.text or "" for t in element.iter(W + "t"))
+
+
+def _word_paragraph(paragraph, name=None, side=None) -> tuple[str, set, Counter]:
     runs = list(_own(paragraph, W + "r", (W + "p",)))
-    text = "".join(t.text or "" for run in runs for t in run.iter(W + "t"))
-    formats = {
-        _tree(run.find(W + "rPr"), frozenset({W + "lang"}))
-        for run in runs
-        if "".join(t.text or "" for t in run.iter(W + "t")).strip()
-    }
+    text = "".join(_word_text(run) for run in runs)
+    formats = {_tree(run.find(W + "rPr"), frozenset({W + "lang"})) for run in runs if _word_text(run).strip()}
     links = Counter(
-        links_of(link)
+        link.get(R_ID) or link.get(W + "anchor")
         for link in _own(paragraph, W + "hyperlink", (W + "p",))
-        if "".join(t.text or "" for t in link.iter(W + "t")).strip()
+        if _word_text(link).strip()
     )
     return text, formats, links
 
 
-def _paragraphs_counts(source: bytes, translation: bytes, parts: re.Pattern, tags, read, marks=()):
+def _paragraphs_counts(source: bytes, translation: bytes, parts: re.Pattern, tags, read, marks=None):
     """The counts of the paragraphs (elements `tags`) of the XML parts `parts` names in two zipped documents,
-    each read by `read(paragraph, part name, 0 before or 1 after)` as `(text, formats, links)`, and of the
-    `marks` (notes) in them; with the parts' trees before and after."""
+    each read by `read(paragraph, part name, 0 before or 1 after)` as `(text, formats, links)`, and of what
+    `marks(part)` counts in each part (notes: `notes` and `notes_after`); with the parts' trees before and after."""
     before, after, counts = _zip_xml(source, parts), _zip_xml(translation, parts), Counter()
     for name, root in before.items():
         other = after.get(name)
@@ -129,30 +123,30 @@ def _paragraphs_counts(source: bytes, translation: bytes, parts: re.Pattern, tag
         counts["units_missing"] += max(0, len(paragraphs) - len(translated))
         pairs = zip(paragraphs, translated, strict=False)
         _paragraph_counts(((read(p, name, 0), read(q, name, 1)) for p, q in pairs), counts)
-        for mark in marks:
-            counts["notes"] += sum(1 for _ in root.iter(mark))
-            counts["notes_after"] += sum(1 for _ in other.iter(mark)) if other is not None else 0
+        if marks is not None:
+            counts.update(marks(root))
+            counts.update({f"{key}_after": n for key, n in marks(other).items()} if other is not None else {})
     return counts, before, after
 
 
 def docx_counts(source: bytes, translation: bytes) -> Counter:
-    """Word: paragraphs of the body, headers, footers, notes and comments; notes and comment marks; the text of
-    `altChunk` parts (HTML the body imports) as units of their own."""
-
-    def read(paragraph, name, side):
-        return _word_paragraph(paragraph, lambda link: link.get(R_ID) or link.get(W + "anchor"))
-
-    marks = [W + mark for mark in ("footnoteReference", "endnoteReference", "commentReference")]
-    counts, _, _ = _paragraphs_counts(source, translation, WORD_PARTS, (W + "p",), read, marks)
+    """Word: paragraphs of the body, headers, footers, notes and comments; notes and comment marks; fields; the
+    text of `altChunk` parts (HTML the body imports) as units of their own."""
+    counts = _paragraphs_counts(source, translation, WORD_PARTS, [W + "p"], _word_paragraph, _word_marks)[0]
     _alt_chunk_counts(source, translation, counts)
     return counts
+
+
+def _word_marks(part) -> Counter:
+    """A Word part's footnote, endnote and comment marks, and its fields (complex ones by their begin mark)."""
+    notes = sum(1 for _ in part.iter(W + "footnoteReference", W + "endnoteReference", W + "commentReference"))
+    begins = sum(mark.get(W + "fldCharType") == "begin" for mark in part.iter(W + "fldChar"))
+    return Counter(notes=notes, fields=begins + sum(1 for _ in part.iter(W + "fldSimple")))
 
 
 def _imported_html(name: str, data: bytes) -> str:
     """The HTML of an imported part: the page, or a web archive's (`.mht`) page."""
     if name.lower().endswith((".mht", ".mhtml")):
-        import email
-
         pages = [p for p in email.message_from_bytes(data).walk() if p.get_content_type() == "text/html"]
         data = b"".join(page.get_payload(decode=True) for page in pages)
     return _decoded(data)
@@ -166,11 +160,10 @@ def _alt_chunk_counts(source: bytes, translation: bytes, counts: Counter) -> Non
         chunks = {name: archive.read(name) for name in names}
     with zipfile.ZipFile(io.BytesIO(translation)) as archive:
         for name, data in chunks.items():
-            text = _visible_text(_imported_html(name, data))
+            text = HtmlReader(_imported_html(name, data)).text
             if has_letter(text):
                 counts["units"] += 1
-                after = _visible_text(_imported_html(name, archive.read(name)))
-                counts["untranslated"] += " ".join(text.split()) == " ".join(after.split())
+                counts["untranslated"] += text == HtmlReader(_imported_html(name, archive.read(name))).text
 
 
 def _drawing_paragraph(paragraph, targets: dict) -> tuple[str, set, Counter]:
@@ -194,16 +187,11 @@ def _drawing_paragraph(paragraph, targets: dict) -> tuple[str, set, Counter]:
 
 def _relationship_targets(data: bytes) -> dict[str, dict[str, str]]:
     """Each part's relationships: id -> target, by the part's name."""
-    from lxml import etree
-
-    out = {}
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        for name in archive.namelist():
-            if name.endswith(".rels") and "/_rels/" in "/" + name:
-                folder, _, file = name.rpartition("_rels/")
-                tree = etree.fromstring(archive.read(name))
-                out[folder + file[: -len(".rels")]] = {rel.get("Id"): rel.get("Target") for rel in tree}
-    return out
+    parts = _zip_xml(data, re.compile(r"(^|/)_rels/[^/]*\.rels$"))
+    return {
+        name.replace("_rels/", "").removesuffix(".rels"): {rel.get("Id"): rel.get("Target") for rel in tree}
+        for name, tree in parts.items()
+    }
 
 
 def pptx_counts(source: bytes, translation: bytes) -> Counter:
@@ -216,8 +204,7 @@ def pptx_counts(source: bytes, translation: bytes) -> Counter:
     counts, before, after = _paragraphs_counts(source, translation, SLIDE_PARTS, (A + "p",), read)
     for name in [name for name in before if "/comments/" in name]:
         root, other = before[name], after[name]
-        texts = [e for e in root.iter() if isinstance(e.tag, str) and e.tag.endswith("}text")]
-        texts_after = [e for e in other.iter() if isinstance(e.tag, str) and e.tag.endswith("}text")]
+        texts, texts_after = ([e for e in p.iter() if str(e.tag).endswith("}text")] for p in (root, other))
         counts["notes"] += len(texts) + sum(1 for e in root if "cm" in str(e.tag))
         counts["notes_after"] += len(texts_after) + sum(1 for e in other if "cm" in str(e.tag))
         for text, text_after in zip(texts, texts_after, strict=False):
@@ -243,7 +230,7 @@ def _odf_text(element) -> str:
     return text
 
 
-def _odf_paragraph(paragraph) -> tuple[str, set, Counter]:
+def _odf_paragraph(paragraph, name=None, side=None) -> tuple[str, set, Counter]:
     text = _odf_text(paragraph)
     formats = {
         span.get(TEXT + "style-name")
@@ -260,50 +247,65 @@ def odf_counts(source: bytes, translation: bytes) -> Counter:
     """OpenDocument: paragraphs and headings (`text:p`, `text:h`) of the content and the styles (headers and
     footers), their span styles and links; notes and annotations."""
     parts, tags = re.compile(r"^(content|styles)\.xml$"), (TEXT + "p", TEXT + "h")
-    marks = (TEXT + "note", OFFICE + "annotation")
-    return _paragraphs_counts(
-        source, translation, parts, tags, lambda p, name, side: _odf_paragraph(p), marks
-    )[0]
+
+    def marks(part) -> Counter:
+        return Counter(notes=sum(1 for _ in part.iter(TEXT + "note", OFFICE + "annotation")))
+
+    return _paragraphs_counts(source, translation, parts, tags, _odf_paragraph, marks)[0]
 
 
-KEPT = frozenset("script style template code pre kbd samp var textarea svg math".split())
-"""Elements whose text is not prose to translate (code, scripts)."""
 UNREAD = frozenset({"script", "style", "template"})
 """Elements whose text nobody reads on the page."""
 
 
-class _Blocks(HTMLParser):
-    """An HTML document's blocks (every element that is not inline, by its order): each one's text, the inline
-    elements with text in it (by tag and attributes other than the translated ones), its links with text, and
-    every tag. Text inside `KEPT` elements, one marked `translate="no"` or, in a page that says its language,
-    one marked as in another is not a block's text to translate (but an element holding it has text)."""
+class HtmlReader(HTMLParser):
+    """An HTML document's blocks (each element not inline, in order): each one's text, its inline elements with
+    text (by tag and the attributes a translation keeps) and links with text; every tag; the translated
+    attributes' texts; end tags that close another element than the innermost (`errors`), elements never closed
+    (`left_open`). The text of `KEPT_ELEMENTS`, of one marked `translate="no"` or (in a page that says its
+    language) as in another is not a block's (an element holding it has text). An end tag closes the innermost
+    open element of its name, as browsers do."""
 
-    def __init__(self):
+    def __init__(self, document: str):
         super().__init__(convert_charrefs=True)
-        self.open: list[list] = []  # [tag, key, block, has text]
+        self.open: list[list] = []  # [tag, key, block, has text, kept]
         self.blocks: list[list] = [["", Counter(), Counter()]]  # text, inline formats, links
         self.tags: Counter = Counter()
+        self.attributes: list[str] = []  # the texts of translated attributes (alt, title, ...)
+        self.errors: list[str] = []
         self.unread = 0  # inside a script or a style: text nobody reads
         self.kept = 0  # inside code or a quotation: text read as written, not translated
         self.page = ""  # the page's language, as its <html> says
+        self.feed(document)
+        self.left_open = [entry[0] for entry in self.open]
+        self.close()
+
+    @property
+    def text(self) -> str:
+        """What a reader sees: the blocks' text, then the translated attributes' texts; whitespace made single."""
+        return " ".join(" ".join([block[0] for block in self.blocks] + self.attributes).split())
 
     def _block(self) -> int:
         return next((entry[2] for entry in reversed(self.open) if entry[0] not in INLINE_ELEMENTS), 0)
 
     def handle_starttag(self, tag, attrs):
-        key = _kept_attributes(tag, attrs)
+        # by its name and the attributes a translation keeps as they were: not those it translates (a <meta>'s
+        # content too) or sets to its language
+        rewritten = (*TRANSLATED_ATTRIBUTES, *LANGUAGE_ATTRIBUTES, *(("content",) if tag == "meta" else ()))
+        key = tag, tuple((k, v) for k, v in attrs if k not in rewritten)
         self.tags[key] += 1
+        values = {name: value or "" for name, value in attrs}
+        self.attributes += [values[name] for name in TRANSLATED_ATTRIBUTES if values.get(name)]
         if tag in VOID_ELEMENTS or self.open and self.open[-1][0] in ("script", "style"):
             return
         block = self._block()
         if tag not in INLINE_ELEMENTS:
             self.blocks.append(["", Counter(), Counter()])
             block = len(self.blocks) - 1
-        values = {name: value or "" for name, value in attrs}
         lang = (values.get("xml:lang") or values.get("lang") or "").split("-")[0].lower()
         if tag == "html":
             self.page, lang = lang, ""
-        kept = tag in KEPT or values.get("translate", "").strip().lower() == "no"
+        kept = tag in KEPT_ELEMENTS or values.get("translate", "").strip().lower() == "no"
         kept |= bool(self.page and lang and lang != self.page)  # a quotation in another language
         self.open.append([tag, key, block, False, kept])
         self.kept += kept
@@ -314,6 +316,8 @@ class _Blocks(HTMLParser):
     def handle_endtag(self, tag):
         self.tags[("/" + tag, ())] += 1
         names = [entry[0] for entry in self.open]
+        if names[-1:] != [tag]:
+            self.errors.append(f"</{tag}> closes {names[-1] if names else 'nothing'}")
         if tag in names:
             where = len(names) - 1 - names[::-1].index(tag)
             for entry in self.open[where:]:
@@ -344,36 +348,12 @@ class _Blocks(HTMLParser):
         self.open = []
 
 
-def _visible_text(document: str) -> str:
-    reader = _Blocks()
-    reader.feed(document)
-    reader.close()
-    return " ".join(block[0] for block in reader.blocks)
-
-
 def html_counts(source: str, translation: str) -> Counter:
     """HTML: blocks with their text, inline elements and links; an inline element found in another block after
     (`moved`), and whether every tag is the source's (`tags_differ`)."""
-    readers = []
-    for document in (source, translation):
-        reader = _Blocks()
-        reader.feed(document)
-        reader.close()
-        readers.append(reader)
-    before, after = readers
+    before, after = HtmlReader(source), HtmlReader(translation)
     counts = Counter({"tags_differ": int(before.tags != after.tags)})
-    pairs = zip(before.blocks, after.blocks, strict=False)
-    for (text, formats, links), (text_after, formats_after, links_after) in pairs:
-        if not has_letter(text):
-            continue
-        counts["units"] += 1
-        counts["untranslated"] += " ".join(text.split()) == " ".join(text_after.split())
-        counts["formats"] += sum(formats.values())
-        counts["formats_after"] += sum((formats & formats_after).values())
-        counts["units_losing_format"] += bool(formats - formats_after)
-        counts["links"] += sum(links.values())
-        counts["links_lost"] += sum((links - links_after).values())
-        counts["links_added"] += sum((links_after - links).values())
+    _paragraph_counts(zip(before.blocks, after.blocks, strict=False), counts)
     everywhere = sum((b[1] for b in before.blocks), Counter())
     everywhere_after = sum((b[1] for b in after.blocks), Counter())
     in_place = sum(sum((b[1] & a[1]).values()) for b, a in zip(before.blocks, after.blocks, strict=False))
@@ -383,14 +363,12 @@ def html_counts(source: str, translation: str) -> Counter:
 
 def epub_counts(source: bytes, translation: bytes) -> Counter:
     """EPUB: each XHTML content document as HTML."""
-    counts = Counter()
     with zipfile.ZipFile(io.BytesIO(source)) as archive, zipfile.ZipFile(io.BytesIO(translation)) as other:
-        for name in archive.namelist():
-            if name.lower().endswith((".xhtml", ".html", ".htm")):
-                counts += html_counts(
-                    archive.read(name).decode("utf-8", "replace"), other.read(name).decode("utf-8", "replace")
-                )
-    return counts
+        pages = [name for name in archive.namelist() if name.lower().endswith((".xhtml", ".html", ".htm"))]
+        read = [(archive.read(name), other.read(name)) for name in pages]
+    return sum(
+        (html_counts(a.decode("utf-8", "replace"), b.decode("utf-8", "replace")) for a, b in read), Counter()
+    )
 
 
 def _cue_tags(text: str) -> Counter:
@@ -408,42 +386,36 @@ def _cue_tags(text: str) -> Counter:
     return held
 
 
+def _cue(text: str) -> tuple[str, Counter, Counter]:
+    """A cue as a unit: its text without tags, the tags that held text (its formats), no links."""
+    return TAG.sub("", text), _cue_tags(text), Counter()
+
+
 def subtitle_counts(cues: list[str], translated: list[str]) -> Counter:
-    """Subtitles: cues, their line counts and dialogue dashes, and the tags that held text."""
+    """Subtitles: cues, their line counts and dialogue dashes, and the tags that held text (as formats)."""
     counts = Counter({"cues_missing": max(0, len(cues) - len(translated))})
-    for text, after in zip(cues, translated, strict=False):
-        plain = TAG.sub("", text)
-        if not has_letter(plain):
-            continue
-        counts["units"] += 1
-        counts["untranslated"] += plain.split() == TAG.sub("", after).split()
-        lines, lines_after = text.strip("\n").split("\n"), after.strip("\n").split("\n")
-        counts["cue_lines_changed"] += len(lines) != len(lines_after)
-        dashes = [bool(DASH.match(line)) for line in lines]
-        counts["dashes"] += sum(dashes)
-        counts["dashes_changed"] += dashes != [bool(DASH.match(line)) for line in lines_after]
-        tags, tags_after = _cue_tags(text), _cue_tags(after)
-        counts["formats"] += sum(tags.values())
-        counts["formats_after"] += sum((tags & tags_after).values())
-        counts["units_losing_format"] += bool(tags - tags_after)
+    pairs = list(zip(cues, translated, strict=False))
+    for text, after in pairs:
+        if has_letter(TAG.sub("", text)):
+            lines, lines_after = text.strip("\n").split("\n"), after.strip("\n").split("\n")
+            counts["cue_lines_changed"] += len(lines) != len(lines_after)
+            dashes = [bool(DASH.match(line)) for line in lines]
+            counts["dashes"] += sum(dashes)
+            counts["dashes_changed"] += dashes != [bool(DASH.match(line)) for line in lines_after]
+    _paragraph_counts(((_cue(text), _cue(after)) for text, after in pairs), counts)
     return counts
 
 
-def srt_counts(source: str, translation: str) -> Counter:
+def _srt_cues(text: str) -> list[str]:
     import srt
 
-    return subtitle_counts(
-        [c.content for c in srt.parse(source)], [c.content for c in srt.parse(translation)]
-    )
+    return [cue.content for cue in srt.parse(text)]
 
 
-def vtt_counts(source: str, translation: str) -> Counter:
+def _vtt_cues(text: str) -> list[str]:
     import webvtt
 
-    def cues(text: str) -> list[str]:
-        return [caption.raw_text for caption in webvtt.from_buffer(io.StringIO(text))]
-
-    return subtitle_counts(cues(source), cues(translation))
+    return [caption.raw_text for caption in webvtt.from_buffer(io.StringIO(text))]
 
 
 def _decoded(data: bytes) -> str:
@@ -457,19 +429,19 @@ def _decoded(data: bytes) -> str:
 def document_counts(source: bytes, translation: bytes, extension: str) -> Counter:
     """The counts of a document of `extension` (see the module docstring)."""
     extension = extension.lower()
-    if extension == ".docx":
-        return docx_counts(source, translation)
-    if extension == ".pptx":
-        return pptx_counts(source, translation)
-    if extension in (".odt", ".odp"):
-        return odf_counts(source, translation)
-    if extension == ".epub":
-        return epub_counts(source, translation)
+    zipped = {
+        ".docx": docx_counts,
+        ".pptx": pptx_counts,
+        ".odt": odf_counts,
+        ".odp": odf_counts,
+        ".epub": epub_counts,
+    }
+    if extension in zipped:
+        return zipped[extension](source, translation)
     text, text_after = _decoded(source), _decoded(translation)
-    if extension == ".srt":
-        return srt_counts(text, text_after)
-    if extension == ".vtt":
-        return vtt_counts(text, text_after)
+    if extension in (".srt", ".vtt"):
+        cues = _srt_cues if extension == ".srt" else _vtt_cues
+        return subtitle_counts(cues(text), cues(text_after))
     if extension in (".html", ".htm", ".xhtml"):
         return html_counts(text, text_after)
     raise ValueError(f"no counts for {extension} files")

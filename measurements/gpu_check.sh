@@ -5,11 +5,11 @@
 # after the GPU (nvidia-smi's name), to docs/bench/<gpu>_gpu_check.json (the summary),
 # docs/bench/<gpu>_benchmark_large_bf16.json (with ours also trained with CUDA graphs, as the preset trains),
 # docs/bench/<gpu>_training_step_profile.json (the preset's step alone, with its CUDA graphs: kernels a step, the
-# GPU's busy share, the attention kernels; scripts/profile_training_step.py) and
+# GPU's busy share, the attention kernels; measurements/profile_training_step.py) and
 # docs/bench/<gpu>_gpu_preset_6min.json (test_results.json; the run's trainer_state.json beside it).
 #
-#   scripts/gpu_check.sh                       # on the GPU machine, from anywhere in the repository
-#   GPU_CHECK_DRY_RUN=1 scripts/gpu_check.sh   # the same steps at toy sizes on the CPU, into a temporary folder
+#   measurements/gpu_check.sh                       # on the GPU machine, from anywhere in the repository
+#   GPU_CHECK_DRY_RUN=1 measurements/gpu_check.sh   # the same steps at toy sizes on the CPU, into a temporary folder
 #
 # It installs nothing and needs no network. It expects: the repository (its hf_seq2seq is put first on
 # PYTHONPATH) and a Python ($PYTHON, default python3) with torch built for CUDA and the package's dependencies
@@ -21,7 +21,7 @@
 # docs/bench, from this call or an earlier one (the compiled benchmark's eager rows stand in for the benchmark's
 # where it alone ran). The benchmark and the step profile run the attention kernels the preset trains with (its
 # sdpa_backends: cuDNN's left out). The step "options" (not in the default; at most 150 s a variant) times the
-# preset's step alone beside what could change it (scripts/profile_training_step.py, each on new batch shapes,
+# preset's step alone beside what could change it (measurements/profile_training_step.py, each on new batch shapes,
 # then on seen ones): PyTorch's own choice of attention (cuDNN's on an H100 or H200, which builds a plan for each
 # new shape) and the model torch.compile'd layer by layer (<gpu>_training_step_profile_<variant>.json;
 # GPU_CHECK_VARIANTS picks some of cudnn, compiled_regions, and, not in the default, compiled (whole: more than
@@ -118,8 +118,8 @@ if [[ $steps == *" profile "* ]]; then
     rm -f "$profile_json"
     preset_step=("${profile_flags[@]}")
     [ "$preset_graphs" != False ] && [ "$device" = cuda ] && preset_step+=(--cuda-graphs)  # None: where it can
-    echo "== scripts/profile_training_step.py --timed ${preset_step[*]}"
-    timeout 120 "$python" scripts/profile_training_step.py --timed "${preset_step[@]}" --json "$profile_json" \
+    echo "== measurements/profile_training_step.py --timed ${preset_step[*]}"
+    timeout 120 "$python" measurements/profile_training_step.py --timed "${preset_step[@]}" --json "$profile_json" \
         || echo "gpu_check.sh: the step profile failed (the rest goes on)" >&2
 fi
 
@@ -137,8 +137,8 @@ if [[ $steps == *" options "* ]]; then
             cuda_graphs) flags=(--cuda-graphs) ;;
             *) fail "unknown GPU_CHECK_VARIANTS entry $variant: cudnn, compiled, compiled_regions, cudagraphs, cuda_graphs" ;;
         esac
-        echo "== scripts/profile_training_step.py --timed ${profile_flags[*]} ${flags[*]}"
-        timeout 150 "$python" scripts/profile_training_step.py --timed "${profile_flags[@]}" "${flags[@]}" \
+        echo "== measurements/profile_training_step.py --timed ${profile_flags[*]} ${flags[*]}"
+        timeout 150 "$python" measurements/profile_training_step.py --timed "${profile_flags[@]}" "${flags[@]}" \
             --json "$out/${slug}_training_step_profile_$variant.json" \
             || echo "gpu_check.sh: the step profile ($variant) failed (the rest goes on)" >&2
     done

@@ -13,7 +13,7 @@ fra-eng test split:
    (`hf_seq2seq.benchmarks.comparison.batch_1_latency_ms`: the models in turn, median of `--latency-repeats`
    passes).
 
-    python scripts/measure_recipe_targets.py base-42=runs/cpu2 new-0=runs/ab/new-seed0 \\
+    python measurements/measure_recipe_targets.py base-42=runs/cpu2 new-0=runs/ab/new-seed0 \\
         --data-path ../shared/data/fra-eng/fra.txt --json docs/bench/recipe_targets.json
 """
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict:
             f"{m['long_sentences_bleu']:>11.2f}{repeats:>28}{m.get('latency_ms_per_sentence', float('nan')):>9.2f}"
         )
     result = {
-        "command": shlex.join(["python", "scripts/measure_recipe_targets.py", *sys.argv[1:]]),
+        "command": shlex.join(["python", "measurements/measure_recipe_targets.py", *sys.argv[1:]]),
         "machine": facts,
         "long_sentences": {"min_words": long_words, "num_sentences": len(long_index)},
         "latency_sentences": args.latency_sentences,
