@@ -193,7 +193,9 @@ def set_up_data(
     )
     if data_args.concat_share:
         if data_args.streaming:
-            raise ValueError("--concat_share joins pairs of a train split held in memory: not with --streaming")
+            raise ValueError(
+                "--concat_share joins pairs of a train split held in memory: not with --streaming"
+            )
         tokenized["train"] = join_random_pairs(
             tokenized["train"],
             data_args.concat_share,
