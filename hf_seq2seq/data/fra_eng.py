@@ -119,6 +119,25 @@ def download_verified(
         tmp.unlink(missing_ok=True)
 
 
+def pinned_file(
+    local: Path | None, cached: Path, url: str, sha256: str, what: str, how_to_supply: str
+) -> Path:
+    """A pinned file, checked by its sha256: `local` (a copy the user gave) where given, else `cached`, downloaded
+    from `url` on first use (:func:`download_verified`). Raises :class:`ChecksumError` naming the file as `what`
+    (with `how_to_supply`) for a file that is not the pinned one, :class:`DownloadError` when it cannot come."""
+    path = local
+    if path is None:
+        path = cached
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            logger.info("Downloading %s to %s", url, path)
+            download_verified(url, path, sha256, "sha256", how_to_supply)
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if actual != sha256:
+        raise ChecksumError(f"{path} is not {what}: sha256 {actual}, expected {sha256}. {how_to_supply}")
+    return path
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename."""
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")

@@ -12,18 +12,14 @@ Multi30k's own test sets are scored by name (``multi30k_test_2016_flickr`` ... o
 from __future__ import annotations
 
 import gzip
-import hashlib
-import logging
 import os
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
 
-from hf_seq2seq.data.errors import ChecksumError, ColumnError, DataNotFoundError
-from hf_seq2seq.data.fra_eng import default_cache_dir, download_verified
+from hf_seq2seq.data.errors import ColumnError, DataNotFoundError
+from hf_seq2seq.data.fra_eng import default_cache_dir, pinned_file
 from hf_seq2seq.data.splits import PAIR_FEATURES, check_fractions, finish_splits
-
-logger = logging.getLogger(__name__)
 
 MULTI30K_COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"
 """The commit of ``multi30k/dataset`` whose raw files :data:`MULTI30K_SHA256` pins."""
@@ -61,26 +57,18 @@ def multi30k_file(
     ``$HF_SEQ2SEQ_MULTI30K``, else the cache, downloading it on first use. Raises :class:`ChecksumError` for a
     file that is not the pinned one, :class:`DataNotFoundError` for a folder that lacks it, :class:`DownloadError`
     when it cannot come."""
-    expected = MULTI30K_SHA256[name]
     folder = path if path is not None else os.environ.get(MULTI30K_ENV)
-    if folder:
-        file = Path(folder).expanduser() / name
-        if not file.is_file():
-            raise DataNotFoundError(f"Multi30k's {name} is not in {Path(folder)}. {_how_to_supply()}")
-    else:
-        file = Path(cache_dir or default_cache_dir()) / f"multi30k-{MULTI30K_COMMIT[:12]}" / name
-        if not file.is_file():
-            file.parent.mkdir(parents=True, exist_ok=True)
-            url = MULTI30K_URL.format(commit=MULTI30K_COMMIT, file=name)
-            logger.info("Downloading %s to %s", url, file)
-            download_verified(url, file, expected, "sha256", _how_to_supply())
-    actual = hashlib.sha256(file.read_bytes()).hexdigest()
-    if actual != expected:
-        raise ChecksumError(
-            f"{file} is not Multi30k's {name} of {MULTI30K_COMMIT[:12]}: sha256 {actual}, expected {expected}. "
-            f"{_how_to_supply()}"
-        )
-    return file
+    local = Path(folder).expanduser() / name if folder else None
+    if local is not None and not local.is_file():
+        raise DataNotFoundError(f"Multi30k's {name} is not in {Path(folder)}. {_how_to_supply()}")
+    return pinned_file(
+        local,
+        Path(cache_dir or default_cache_dir()) / f"multi30k-{MULTI30K_COMMIT[:12]}" / name,
+        MULTI30K_URL.format(commit=MULTI30K_COMMIT, file=name),
+        MULTI30K_SHA256[name],
+        f"Multi30k's {name} of {MULTI30K_COMMIT[:12]}",
+        _how_to_supply(),
+    )
 
 
 def _lines(file: Path) -> list[str]:

@@ -16,8 +16,6 @@ and spacing dropped ("Tom's here." and "toms here" are one sentence).
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import os
 import unicodedata
 from collections.abc import Sequence
@@ -25,10 +23,8 @@ from pathlib import Path
 
 from datasets import Dataset
 
-from hf_seq2seq.data.errors import ChecksumError, DataNotFoundError
-from hf_seq2seq.data.fra_eng import default_cache_dir, download_verified
-
-logger = logging.getLogger(__name__)
+from hf_seq2seq.data.errors import DataNotFoundError
+from hf_seq2seq.data.fra_eng import default_cache_dir, pinned_file
 
 OPUS_MT_TESTSETS_COMMIT = "ac0f19c0be3cb4e0d9450fcb2d7a9847c4bdd180"
 """The commit of ``Helsinki-NLP/OPUS-MT-testsets`` whose files :data:`TEST_SETS` pins."""
@@ -115,32 +111,24 @@ def test_set_file(name: str, lang: str, cache_dir: str | os.PathLike[str] | None
     if lang not in FILE_LANGUAGES:
         raise DataNotFoundError(f"the test sets are English-French: no {lang!r} side")
     file_name = f"{name}.{FILE_LANGUAGES[lang]}"
-    expected = TEST_SETS[name][lang]
+    local = None
     if os.environ.get(TEST_SETS_ENV):
         folder = Path(os.environ[TEST_SETS_ENV]).expanduser()
-        path = next((p for p in (folder / file_name, folder / "eng-fra" / file_name) if p.is_file()), None)
-        if path is None:
+        local = next((p for p in (folder / file_name, folder / "eng-fra" / file_name) if p.is_file()), None)
+        if local is None:
             raise DataNotFoundError(
                 f"{file_name} is not in {folder} (${TEST_SETS_ENV}). {_how_to_supply(name)}"
             )
-    else:
-        path = (
-            Path(cache_dir or default_cache_dir())
-            / f"opus-mt-testsets-{OPUS_MT_TESTSETS_COMMIT[:12]}"
-            / file_name
-        )
-        if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            url = TEST_SET_URL.format(commit=OPUS_MT_TESTSETS_COMMIT, file=file_name)
-            logger.info("Downloading %s to %s", url, path)
-            download_verified(url, path, expected, "sha256", _how_to_supply(name))
-    actual = hashlib.sha256(path.read_bytes()).hexdigest()
-    if actual != expected:
-        raise ChecksumError(
-            f"{path} is not {name}'s {lang} file of {OPUS_MT_TESTSETS_COMMIT[:12]}: sha256 {actual}, expected "
-            f"{expected}. {_how_to_supply(name)}"
-        )
-    return path
+    return pinned_file(
+        local,
+        Path(cache_dir or default_cache_dir())
+        / f"opus-mt-testsets-{OPUS_MT_TESTSETS_COMMIT[:12]}"
+        / file_name,
+        TEST_SET_URL.format(commit=OPUS_MT_TESTSETS_COMMIT, file=file_name),
+        TEST_SETS[name][lang],
+        f"{name}'s {lang} file of {OPUS_MT_TESTSETS_COMMIT[:12]}",
+        _how_to_supply(name),
+    )
 
 
 def load_test_set(
