@@ -8,9 +8,9 @@ import time
 import pytest
 import torch
 
-from hf_seq2seq.benchmarks import marian, measuring
+from hf_seq2seq.benchmarks import marian, measuring, peak
 from hf_seq2seq.benchmarks.choices import SIZES
-from hf_seq2seq.benchmarks.marian import HUB_USER
+from hf_seq2seq.benchmarks.marian_runs import HUB_USER
 from hf_seq2seq.benchmarks.measuring import build_models, interleaved, make_batches, tokens
 from hf_seq2seq.cli.benchmark import main
 
@@ -115,10 +115,10 @@ def test_the_peak_is_of_the_dtype_the_matmuls_really_ran_in(monkeypatch):
     by fp32's on a CPU that emulates them (AVX2 only): there the bf16 matmuls run on fp32 units, and the emulated
     4096 x 4096 bf16 peak is far below a step's small matmuls (CI's AVX2 machine printed a 300% share)."""
     for has_bf16 in (True, False):
-        monkeypatch.setattr(marian, "cpu_has_matmuls", lambda dtype, has=has_bf16: has)
-        assert marian.peak_dtype("cpu", torch.bfloat16) == (torch.bfloat16 if has_bf16 else None)
-        assert marian.peak_dtype("cuda", torch.bfloat16) == torch.bfloat16
-        assert marian.peak_dtype("cpu", None) is None
+        monkeypatch.setattr(peak, "cpu_has_matmuls", lambda dtype, has=has_bf16: has)
+        assert peak.peak_dtype("cpu", torch.bfloat16) == (torch.bfloat16 if has_bf16 else None)
+        assert peak.peak_dtype("cuda", torch.bfloat16) == torch.bfloat16
+        assert peak.peak_dtype("cpu", None) is None
 
 
 @pytest.mark.parametrize("bf16_matmuls", ["this CPU's", "none"])
@@ -130,8 +130,8 @@ def test_training_is_measured_on_token_batches_against_the_peak_of_its_dtype(
     `--train-batch-tokens N`: training also on batches of up to N padded tokens. Run as this CPU is and as a CPU
     without bf16 matmuls (whose bf16 steps are no faster than fp32's peak)."""
     if bf16_matmuls == "none":
-        monkeypatch.setattr(marian, "cpu_has_matmuls", lambda dtype: dtype == torch.float32)
-    has_bf16 = marian.cpu_has_matmuls(torch.bfloat16)
+        monkeypatch.setattr(peak, "cpu_has_matmuls", lambda dtype: dtype == torch.float32)
+    has_bf16 = peak.cpu_has_matmuls(torch.bfloat16)
     peak_dtypes = []
 
     def matmul_peak_flops(device, dtype=None, n=None, repeats=5):
@@ -164,7 +164,7 @@ def test_a_step_above_the_measured_peak_reports_no_share_of_it(monkeypatch, caps
     """Where a step ran faster than the peak measured (here: a peak of 1 GFLOP/s), the peak did not bound the
     run: the share is None in the JSON, n/a in the table (or no row), with a warning, never above 100%."""
     monkeypatch.setattr(marian, "matmul_peak_flops", lambda device, dtype=None, n=None: 1e9)
-    with caplog.at_level(logging.WARNING, logger=marian.__name__):
+    with caplog.at_level(logging.WARNING, logger=peak.__name__):
         result = main(["--quick", "--train-batch-tokens", "300"])
     for figures in (result, result["token_batches"]):
         assert figures["ours"]["train_mfu"] is None and figures["marian"]["train_mfu"] is None
@@ -208,7 +208,7 @@ def test_benchmark_measures_compiled_training_against_eager_and_compiled_marian(
     """`--compile-training`: compiled copies of both models trained on every batch set, beside the eager ones,
     their compilation timed apart; it adds no generate() row (that is `--compile`). Each stage logs its seconds and
     figures as it ends: a run stopped early (a device lent for minutes) still says what it measured."""
-    with caplog.at_level(logging.INFO, logger="hf_seq2seq.benchmarks.marian"):
+    with caplog.at_level(logging.INFO, logger="hf_seq2seq.benchmarks.marian_runs"):
         result = main(
             [*QUICK_TINY, "--compile-training", "--compile-backend", "eager", "--train-batch-tokens", "300"]
         )

@@ -16,7 +16,8 @@ from helpers import ROOT, TINY_VOCAB, tiny_config, tiny_tokenizer
 from transformers import MarianConfig, MarianMTModel, Seq2SeqTrainingArguments
 
 from hf_seq2seq.acceleration.cuda_graphs import GraphedTraining, batch_key, graphable
-from hf_seq2seq.benchmarks.marian import BenchmarkSettings, format_table, run_benchmark
+from hf_seq2seq.benchmarks.marian import BenchmarkSettings, run_benchmark
+from hf_seq2seq.benchmarks.marian_table import format_table
 from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import TransformerMTForConditionalGeneration
 from hf_seq2seq.training import trainer as trainers

@@ -1,6 +1,8 @@
 """Benchmarks: how fast a model trains and translates, measured side by side.
 
-* :mod:`hf_seq2seq.benchmarks.marian`: speed against `MarianMTModel` at identical sizes (`hf-seq2seq benchmark`);
+* :mod:`hf_seq2seq.benchmarks.marian`: speed against `MarianMTModel` at identical sizes (`hf-seq2seq benchmark`),
+  with :mod:`hf_seq2seq.benchmarks.marian_runs` (what it times), :mod:`hf_seq2seq.benchmarks.peak` (the share
+  of the matmul peak) and :mod:`hf_seq2seq.benchmarks.marian_table` (its table);
 * :mod:`hf_seq2seq.benchmarks.exports`: a trained model's exports against its own `generate()` and Marian's
   (`hf-seq2seq benchmark --exports`);
 * :mod:`hf_seq2seq.benchmarks.training_options`: what `--gradient_checkpointing` and `--torch_compile` give

@@ -134,7 +134,8 @@ def main(argv: list[str] | None = None) -> dict:
         )
         return print_result(result, format_exports_table(result), args.json)
     from hf_seq2seq.acceleration.compilation import sizes_apart
-    from hf_seq2seq.benchmarks.marian import BenchmarkSettings, format_table, run_benchmark
+    from hf_seq2seq.benchmarks.marian import BenchmarkSettings, run_benchmark
+    from hf_seq2seq.benchmarks.marian_table import format_table
 
     if args.quick:
         amounts = dict(
