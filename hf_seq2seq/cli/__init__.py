@@ -16,7 +16,7 @@ VERBS = {
     "train": "train a model and evaluate it on the test split (presets: cpu, cpu-long, gpu, gpu-wmt, tiny)",
     "compare": "train recipes back to back for one budget and seeds; compare BLEU, chrF, tokens/s, latency",
     "evaluate": "translate a test set with a saved model and score it (BLEU, chrF)",
-    "translate": "translate sentences given as arguments, or lines of stdin or a file",
+    "translate": "translate sentences given as arguments, or the paragraphs of stdin or a file, or a document",
     "export": "convert a saved model folder to CTranslate2 (int8, bfloat16, float32) for fast CPU serving",
     "average": "average the weights of a run's last checkpoints into a model folder",
     "push": "build a Hub folder with its model card, check it offline, and upload it",

@@ -19,8 +19,11 @@ from ._common import (
 def build_parser():
     p = parser(
         "translate",
-        "Translate texts given as arguments, else the lines of --input-file, else the lines of stdin; prints "
-        "one translation per text. A text of several sentences is cut into sentences, translated, and joined "
+        "Translate texts given as arguments, else the paragraphs of --input-file, else those of stdin; prints "
+        "one translation per text. A hard-wrapped paragraph's lines (an e-mail, an RFC, a book saved at 72 "
+        "columns) are joined into one text, printed on one line; blank lines and the lines of a file that is not "
+        "hard-wrapped (one sentence per line) are kept (--line-by-line: each line a text, as in a line-aligned "
+        "file). A text of several sentences is cut into sentences, translated, and joined "
         "back with its own spacing (--no-split to translate each text whole). With --output-file, translates "
         f"the document --input-file by its extension ({', '.join(DOCUMENT_FORMATS)}), keeping its layout, markup, "
         "timings or formatting. HTML, documents other than .txt, --glossary and --alignments use the model's "
@@ -36,7 +39,14 @@ def build_parser():
     p.add_argument("sentences", nargs="*", help="sentences to translate (default: --input-file or stdin)")
     p.add_argument(
         "--input-file",
-        help="plain text, one text per line; with --output-file, a document translated by its extension",
+        help="plain text, each paragraph a text (its wrapped lines joined); with --output-file, a document "
+        "translated by its extension",
+    )
+    p.add_argument(
+        "--line-by-line",
+        action="store_true",
+        help="each line of --input-file or stdin (or of a .txt document) a text, never joined with the next: for "
+        "line-aligned files (one sentence or segment per line, whose output must keep the input's lines)",
     )
     p.add_argument(
         "--output-file",
@@ -103,6 +113,13 @@ def check_arguments(p, args) -> None:
     for flag in ("alignments", "scores"):
         if getattr(args, flag) and args.format != "text":
             p.error(f"--{flag} is for plain text (--format text)")
+    if args.line_by_line and (args.sentences or args.format != "text"):
+        p.error(
+            "--line-by-line is for plain text from --input-file or stdin (HTML is read a fragment a line, and "
+            "each argument is a text)"
+        )
+    if args.line_by_line and args.output_file and Path(args.input_file).suffix.lower() != ".txt":
+        p.error("--line-by-line is for plain text: a document other than .txt keeps its own structure")
 
 
 def main(argv: list[str] | None = None) -> list[str]:
@@ -128,6 +145,7 @@ def run(args) -> list[str]:
     from hf_seq2seq.engines.factory import load_translator
     from hf_seq2seq.formats.documents import DocumentError, document_format, translate_document
     from hf_seq2seq.formats.glossary import Glossary
+    from hf_seq2seq.formats.paragraphs import paragraphs
 
     glossary = Glossary.load(args.glossary) if args.glossary else None
     document = args.output_file is not None
@@ -138,14 +156,17 @@ def run(args) -> list[str]:
     else:
         aligns = glossary is not None or args.alignments or args.format == "html"
         if args.sentences:
-            texts = args.sentences
-        elif args.input_file:
-            if not Path(args.input_file).is_file():
-                raise DocumentError(f"no such file: {args.input_file}")
-            # one text per line (a trailing newline does not make an extra, empty text)
-            texts = Path(args.input_file).read_text(encoding="utf-8").removesuffix("\n").split("\n")
+            prefixes, texts = [""] * len(args.sentences), args.sentences
         else:
-            texts = sys.stdin.read().splitlines()
+            if args.input_file and not Path(args.input_file).is_file():
+                raise DocumentError(f"no such file: {args.input_file}")
+            text = (
+                Path(args.input_file).read_text(encoding="utf-8-sig") if args.input_file else sys.stdin.read()
+            )
+            # HTML fragments one a line, as before; plain text by paragraph (a trailing newline makes no text),
+            # quoted-mail markers and indentation printed before each translation, not translated
+            layout = paragraphs(text, line_by_line=args.line_by_line or args.format == "html")
+            prefixes, texts = layout.prefixes, layout.texts
     translator = load_translator(args.model, args.engine, args.precision, args.trust_remote_code)
     if aligns:
         translator.align([], [])  # an engine that cannot align says so now, before anything is translated
@@ -160,6 +181,7 @@ def run(args) -> list[str]:
             args.output_file,
             glossary=glossary,
             target_lang=target_lang,
+            line_by_line=args.line_by_line,
             **options,
         )
         lines = [f"wrote {output}"]
@@ -180,17 +202,22 @@ def run(args) -> list[str]:
             split=not args.no_split,
             **options,
         )
+        shifts = [
+            len(prefix.split()) for prefix in prefixes
+        ]  # a line's `>` markers: its first words, both sides
         lines = [
             "\t".join(
                 [r.target]
-                + ([pharaoh(r.alignment)] if args.alignments else [])
+                + ([pharaoh([(i + n, j + n) for i, j in r.alignment])] if args.alignments else [])
                 + ([f"{r.score.confidence:.4f}" if r.score.tokens else ""] if args.scores else [])
             )
-            for r in results
+            for n, r in zip(shifts, results, strict=True)
         ]
     else:
         from hf_seq2seq.engines.base import translate
 
         lines = translate(translator, texts, split_sentences=not args.no_split, **options)
+    if not document:
+        lines = [prefix + line for prefix, line in zip(prefixes, lines, strict=True)]
     print("\n".join(lines))
     return lines

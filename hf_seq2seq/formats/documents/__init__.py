@@ -73,14 +73,15 @@ def translate_document_bytes(
     source_lang: str = "en",
     glossary: Glossary | None = None,
     target_lang: str | None = None,
+    line_by_line: bool = False,
 ) -> bytes:
     """The translation of a document given as its bytes and its extension (see the module docstring), every
     text of it translated in one batched call, with `glossary`'s terms, its language marked `target_lang` where
-    the format records one (`Job.target_lang`). Markup, subtitles and Word documents need an engine that aligns
-    (every engine of the package; `hf_seq2seq.engines.base.UnsupportedFeature` otherwise), plain text only with a
-    glossary.
+    the format records one (`Job.target_lang`), plain text by paragraph unless `line_by_line`. Markup, subtitles
+    and Word documents need an engine that aligns (every engine of the package;
+    `hf_seq2seq.engines.base.UnsupportedFeature` otherwise), plain text only with a glossary.
     No size limit here: the caller sets its own."""
-    job = Job(translator, batch_size, decoding, source_lang, glossary, target_lang)
+    job = Job(translator, batch_size, decoding, source_lang, glossary, target_lang, line_by_line=line_by_line)
     return document_format(extension).translate(data, job)
 
 
@@ -94,12 +95,13 @@ def translate_document(
     source_lang: str = "en",
     glossary: Glossary | None = None,
     target_lang: str | None = None,
+    line_by_line: bool = False,
 ) -> Path:
     """Translate the file `input_path` into `output_path` (its format from the input's extension, its language
-    marked `target_lang` as `translate_document_bytes` marks it; a file of one's own, whose markup may unpack to
-    `base.UNPACKED_LIMIT` rather than `base.MARKUP_LIMIT`: a long book), written to
-    a temporary file in the output's folder and moved into place whole; returns the output path. Refuses to
-    write over the input."""
+    marked `target_lang` and plain text read as `translate_document_bytes` does; a file of one's own, whose
+    markup may unpack to `base.UNPACKED_LIMIT` rather than `base.MARKUP_LIMIT`: a long book), written to a
+    temporary file in the output's folder and moved into place whole; returns the output path. Refuses to write
+    over the input."""
     source, output = Path(input_path), Path(output_path)
     kind = document_format(source.suffix)
     try:
@@ -110,7 +112,8 @@ def translate_document(
         raise DocumentError(f"the output {output} is the input file: write the translation elsewhere")
     if not output.parent.is_dir():
         raise DocumentError(f"cannot write {output}: no folder {output.parent}")
-    job = Job(translator, batch_size, decoding, source_lang, glossary, target_lang, base.UNPACKED_LIMIT)
+    limit = base.UNPACKED_LIMIT
+    job = Job(translator, batch_size, decoding, source_lang, glossary, target_lang, limit, line_by_line)
     translated = kind.translate(data, job)
     _write_atomically(output, translated)
     return output

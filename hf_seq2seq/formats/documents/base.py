@@ -45,6 +45,9 @@ class Job:
     markup_limit: int | None = None
     """The most a zipped document's markup may unpack to: None, `MARKUP_LIMIT` (a file from anyone: the server);
     a file of one's own (`translate_document`) may hold more, to `UNPACKED_LIMIT`."""
+    line_by_line: bool = False
+    """Plain text only: each line a text, instead of a hard-wrapped paragraph's lines joined into one
+    (`hf_seq2seq.formats.paragraphs`)."""
 
     def translate(self, texts: Sequence[str], alignments: bool = False) -> list[AlignedTranslation]:
         """`texts` translated sentence by sentence in one batched call, the glossary's terms put in, with

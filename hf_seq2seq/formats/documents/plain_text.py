@@ -1,13 +1,13 @@
-"""Plain text (`.txt`): each line is a text, translated sentence by sentence; blank lines, lines with no letter
-(numbers, rules of dashes), the line endings (`\\n`, `\\r\\n`) and a byte-order mark are kept as written."""
+"""Plain text (`.txt`): each paragraph is a text, translated sentence by sentence and written back on one line;
+the lines of a hard-wrapped paragraph are joined first (`hf_seq2seq.formats.paragraphs` has the rules, and keeps
+the lines of a file that is not hard-wrapped; `Job.line_by_line`: each line a text). Blank lines, lines with no
+letter (numbers, rules of dashes), the indentation and quoted-mail markers of a paragraph's first line, the line
+endings (`\\n`, `\\r\\n`) and a byte-order mark are kept as written."""
 
 from __future__ import annotations
 
-import re
-
 from hf_seq2seq.formats.documents.base import DocumentFormat, Job, decode, has_words
-
-LINE_END = re.compile(r"(\r\n|\n|\r)")
+from hf_seq2seq.formats.paragraphs import paragraphs
 
 
 class PlainText(DocumentFormat):
@@ -16,8 +16,9 @@ class PlainText(DocumentFormat):
 
     def translate(self, data: bytes, job: Job) -> bytes:
         bom, text = decode(data, ".txt")
-        parts = LINE_END.split(text)  # lines at even positions, their endings between them
-        todo = [k for k in range(0, len(parts), 2) if has_words(parts[k])]
-        for k, result in zip(todo, job.translate([parts[k] for k in todo]), strict=True):
-            parts[k] = result.target
-        return (bom + "".join(parts)).encode("utf-8")
+        layout = paragraphs(text, line_by_line=job.line_by_line)
+        texts = list(layout.texts)
+        todo = [k for k, piece in enumerate(texts) if has_words(piece)]
+        for k, result in zip(todo, job.translate([texts[k] for k in todo]), strict=True):
+            texts[k] = result.target
+        return (bom + layout.join(texts)).encode("utf-8")
