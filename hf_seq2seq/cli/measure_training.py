@@ -39,9 +39,13 @@ def main(argv: list[str] | None = None) -> dict:
     add_measuring_arguments(args_parser)
     args = args_parser.parse_args(argv)
     quiet_transformers()
-    from hf_seq2seq.benchmarks.training_options import format_training_options, measure_training_options
+    from hf_seq2seq.benchmarks.training_options import (
+        TrainingOptionsSettings,
+        format_training_options,
+        measure_training_options,
+    )
 
-    result = measure_training_options(
+    settings = TrainingOptionsSettings(
         memory_size=None if args.skip_memory else args.memory_size,
         memory_batch_size=args.memory_batch_size,
         compile_size=args.compile_size,
@@ -55,4 +59,5 @@ def main(argv: list[str] | None = None) -> dict:
         repeats=args.repeats,
         device=args.device,
     )
+    result = measure_training_options(settings)
     return print_result(result, format_training_options(result), args.json)
