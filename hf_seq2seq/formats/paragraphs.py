@@ -153,7 +153,8 @@ def paragraphs(text: str, line_by_line: bool = False) -> Paragraphs:
 
 def _wrapped_runs(lines: list[_Line]) -> list[list[int]] | None:
     """The runs of line indices that are paragraphs, or None where the text is not hard-wrapped."""
-    joints = [k for run in _runs(lines, lambda k: True) for k in run[:-1]]
+    joinable = [_joinable(lines, k) for k in range(len(lines))]
+    joints = [k for run in _runs(lines, joinable, lambda k: True) for k in run[:-1]]
     if not joints:
         return None
     widths = sorted(lines[k].width for k in joints)
@@ -167,15 +168,15 @@ def _wrapped_runs(lines: list[_Line]) -> list[list[int]] | None:
     opened, filled = sum(lines[k].open for k in long), sum(full(k) for k in long)
     if width < MIN_WIDTH or 3 * opened < 2 * len(long) or 2 * filled < len(long):
         return None
-    return _runs(lines, lambda k: full(k) or (lines[k].open and 4 * lines[k].width >= 3 * width))
+    return _runs(lines, joinable, lambda k: full(k) or (lines[k].open and 4 * lines[k].width >= 3 * width))
 
 
-def _runs(lines: list[_Line], joins: Callable[[int], bool]) -> list[list[int]]:
+def _runs(lines: list[_Line], joinable: list[bool], joins: Callable[[int], bool]) -> list[list[int]]:
     """Consecutive lines grouped into paragraphs (runs of their indices): a line joins the paragraph before it
-    where the rules of structure allow it and `joins(index of the line before)`."""
+    where both are `joinable`, the rules of structure allow it and `joins(index of the line before)`."""
     runs: list[list[int]] = []
     for k in range(len(lines)):
-        if runs and _continues(lines, runs[-1], k) and joins(k - 1):
+        if runs and joinable[k - 1] and joinable[k] and _continues(lines, runs[-1], k) and joins(k - 1):
             runs[-1].append(k)
         else:
             runs.append([k])
@@ -185,8 +186,6 @@ def _runs(lines: list[_Line], joins: Callable[[int], bool]) -> list[list[int]]:
 def _continues(lines: list[_Line], run: list[int], k: int) -> bool:
     """Whether the `k`-th line may go on the paragraph of the lines `run` by its structure alone."""
     first, line = lines[run[0]], lines[k]
-    if not (_joinable(lines, k - 1) and _joinable(lines, k)):
-        return False
     if line.item is not None or line.level != first.level or not _has_letters(first):
         return False
     if len(run) > 1:
