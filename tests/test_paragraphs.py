@@ -228,6 +228,16 @@ def test_the_command_prints_a_wrapped_file_paragraph_by_paragraph(
     assert capsys.readouterr().out == "\n".join(printed) + "\n"
 
 
+def test_the_command_prints_quote_markers_untranslated_and_counts_them_in_alignments(tmp_path, monkeypatch):
+    printed = run_command(
+        monkeypatch,
+        WordTranslator({"the": "le", "dog": "chien"}),
+        [str(tmp_path), "--alignments"],
+        stdin="> The dog\n>\nThe dog\n",
+    )
+    assert printed == ["> Le chien\t1-1 2-2", ">\t", "Le chien\t0-0 1-1"]  # words of the lines as printed
+
+
 def test_the_command_reads_each_line_as_a_text_with_line_by_line(tmp_path, monkeypatch, copier):
     printed = run_command(monkeypatch, copier, [str(tmp_path), "--input-file", str(MAIL), "--line-by-line"])
     assert len(printed) == len(read(MAIL).splitlines())
