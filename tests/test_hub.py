@@ -18,7 +18,7 @@ from hf_seq2seq.evaluation.report import STANDARD_REPORT, TRAINING_REPORT, EvalR
 from hf_seq2seq.hub import push as hub_push
 from hf_seq2seq.hub.card import DATA_ATTRIBUTION, DATASET_ID, DATASET_NAME, supported_transformers
 from hf_seq2seq.hub.layout import DEFAULT_SENTENCE, RESULTS_DIR
-from hf_seq2seq.hub.push import PushResult, build_hub_folder, push_to_hub
+from hf_seq2seq.hub.push import PushResult, PushSettings, build_hub_folder, push_to_hub
 from hf_seq2seq.hub.validation import (
     HubFolderError,
     HubValidationError,
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.floors
 
 @pytest.fixture(scope="module")
 def dry_run(trained, tmp_path_factory) -> PushResult:
-    return push_to_hub(trained, REPO_ID, tmp_path_factory.mktemp("hub") / "out", dry_run=True)
+    return push_to_hub(trained, REPO_ID, tmp_path_factory.mktemp("hub") / "out", PushSettings(dry_run=True))
 
 
 def test_dry_run_folder_loads_and_translates_without_the_package(dry_run):
@@ -226,7 +226,7 @@ def test_bad_repo_id_is_refused_before_any_network_call(trained, tmp_path, monke
     for method in ("create_repo", "upload_folder", "whoami", "repo_exists"):
         monkeypatch.setattr(HfApi, method, no_network)
     with pytest.raises(InvalidRepoIdError, match=r"(?i)repo id"):
-        push_to_hub(trained, repo_id, tmp_path / "out", token="hf_fake")
+        push_to_hub(trained, repo_id, tmp_path / "out", PushSettings(token="hf_fake"))
     assert not (tmp_path / "out").exists()
 
 
@@ -241,7 +241,7 @@ def test_upload_validates_first_then_creates_repo_and_uploads_the_folder(
         return ValidationResult(folder, "C", "M", "T", "P", ("translation",), sentence, "bonjour")
 
     monkeypatch.setattr(hub_push, "validate_hub_folder", validate)
-    result = push_to_hub(trained, REPO_ID, tmp_path / "out", private=True, token="hf_fake")
+    result = push_to_hub(trained, REPO_ID, tmp_path / "out", PushSettings(private=True, token="hf_fake"))
 
     assert validated == [tmp_path / "out"]
     assert [name for name, _ in hub_api_calls] == ["create_repo", "upload_folder"]
@@ -264,7 +264,7 @@ def test_with_a_space_the_card_links_it_and_both_repos_are_uploaded(
         "validate_hub_folder",
         lambda folder, sentence: ValidationResult(folder, "C", "M", "T", "P", ("t",), sentence, "x"),
     )
-    result = push_to_hub(trained, REPO_ID, tmp_path / "out", token="hf_fake", space=space)
+    result = push_to_hub(trained, REPO_ID, tmp_path / "out", PushSettings(token="hf_fake", space=space))
 
     assert result.space_folder == tmp_path / "out-space"
     assert sorted(os.listdir(result.space_folder)) == ["README.md", "app.py", "requirements.txt"]
@@ -294,15 +294,15 @@ def test_failed_validation_uploads_nothing(trained, tmp_path, monkeypatch, hub_a
 
     monkeypatch.setattr(hub_push, "validate_hub_folder", validate)
     with pytest.raises(HubValidationError):
-        push_to_hub(trained, REPO_ID, tmp_path / "out", token="hf_fake")
+        push_to_hub(trained, REPO_ID, tmp_path / "out", PushSettings(token="hf_fake"))
     assert not hub_api_calls
 
 
 def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys):
     received = {}
 
-    def push(trained_dir, repo_id, output_dir, **kwargs):  # the real one runs in the dry-run tests
-        received.update(trained_dir=trained_dir, repo_id=repo_id, output_dir=output_dir, **kwargs)
+    def push(trained_dir, repo_id, output_dir, settings):  # the real one runs in the dry-run tests
+        received.update(trained_dir=trained_dir, repo_id=repo_id, output_dir=output_dir, settings=settings)
         validation = ValidationResult(tmp_path, "C", "M", "T", "P", ("translation",), "Hi", "Salut")
         return PushResult(folder=tmp_path, validation=validation)
 
@@ -313,19 +313,18 @@ def test_cli_passes_its_options_and_reports_errors(tmp_path, monkeypatch, capsys
         "trained_dir": "runs/base",
         "repo_id": REPO_ID,
         "output_dir": str(tmp_path),
-        "private": True,
-        "token": "hf_x",
-        "commit_message": None,
-        "dry_run": True,
-        "sentence": DEFAULT_SENTENCE,
-        "reports": [],
-        "ctranslate2": None,
-        "space": None,
-        "onnx": False,
+        "settings": PushSettings(
+            reports=[],
+            sentence=DEFAULT_SENTENCE,
+            dry_run=True,
+            private=True,
+            token="hf_x",
+            commit_message=None,
+        ),
     }
     assert "Dry run: nothing uploaded" in capsys.readouterr().out
     assert push_cli.main(["runs/base", REPO_ID, "--dry-run", "--with-space"]) == 0
-    assert received["space"] == f"{REPO_ID}-demo"
+    assert received["settings"].space == f"{REPO_ID}-demo"
 
     monkeypatch.undo()
     with pytest.raises(SystemExit, match="^hf-seq2seq push: Repo id must be 'namespace/name'"):
@@ -379,7 +378,7 @@ def test_push_gives_a_folder_saved_by_an_older_release_this_releases_code(tmp_pa
     transformers releases that code supports."""
     old = Path(shutil.copytree(LEGACY_FOLDER, tmp_path / "old"))
     REPORT.save(old)
-    result = push_to_hub(old, REPO_ID, tmp_path / "out", dry_run=True)
+    result = push_to_hub(old, REPO_ID, tmp_path / "out", PushSettings(dry_run=True))
     for module in SHIPPED_MODULES:
         name = Path(module.__file__).name
         assert (result.folder / name).read_bytes() == Path(module.__file__).read_bytes(), name

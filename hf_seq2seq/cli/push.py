@@ -59,22 +59,20 @@ def build_parser():
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     quiet_transformers()
-    from hf_seq2seq.hub.push import push_to_hub
+    from hf_seq2seq.hub.push import PushSettings, push_to_hub
 
-    result = push_to_hub(
-        args.trained_dir,
-        args.repo_id,
-        args.output_dir,
+    settings = PushSettings(
+        reports=args.report,
+        ctranslate2=args.with_ctranslate2,
+        space=(args.with_space or f"{args.repo_id}-demo") if args.with_space is not None else None,
+        onnx=args.with_onnx,
+        sentence=args.sentence,
+        dry_run=args.dry_run,
         private=args.private,
         token=args.token,
         commit_message=args.commit_message,
-        dry_run=args.dry_run,
-        sentence=args.sentence,
-        reports=args.report,
-        ctranslate2=args.with_ctranslate2,
-        onnx=args.with_onnx,
-        space=(args.with_space or f"{args.repo_id}-demo") if args.with_space is not None else None,
     )
+    result = push_to_hub(args.trained_dir, args.repo_id, args.output_dir, settings)
     check = result.validation
     print(
         f"Validated {check.model_class} / {check.tokenizer_class} / pipeline {', '.join(check.pipeline_tasks)}"

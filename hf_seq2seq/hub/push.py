@@ -108,6 +108,31 @@ def _result_file_name(index: int, report: EvalReport) -> str:
     return f"eval-{index}-{slug}.json"
 
 
+@dataclass(frozen=True)
+class PushSettings:
+    """How :func:`push_to_hub` builds, checks and uploads a Hub folder (`hf-seq2seq push`'s flags).
+
+    What the folder carries is :func:`build_hub_folder`'s: the results of ``reports`` beside the folder's own,
+    with ``ctranslate2`` (a quantization) a CTranslate2 export, with ``onnx`` the ONNX export in ``onnx/``. With
+    ``space`` (a Space repo id, e.g. ``someone/model-demo``), a Gradio Space that loads the model with its own
+    code (`hf_seq2seq.apps.demo.write_space`) is built in ``<folder>-space`` beside the model folder, linked
+    from the card, and uploaded after the model as a Space repository. The folder is validated by translating
+    ``sentence``. With ``dry_run`` nothing is uploaded; otherwise the repo is created if needed (``private``
+    applies to a new repo only) and the folder is uploaded in one commit (``commit_message``; default: its
+    BLEU and chrF). ``token`` defaults to the one huggingface_hub finds (``HF_TOKEN``, ``hf auth login``).
+    """
+
+    reports: Sequence[str | os.PathLike[str]] = ()
+    ctranslate2: str | None = None
+    space: str | None = None
+    onnx: bool = False
+    sentence: str = DEFAULT_SENTENCE
+    dry_run: bool = False
+    private: bool = False
+    token: str | None = None
+    commit_message: str | None = None
+
+
 def build_hub_folder(
     trained_dir: str | os.PathLike[str],
     output_dir: str | os.PathLike[str],
@@ -126,7 +151,7 @@ def build_hub_folder(
     ``README.md`` (`hf_seq2seq.hub.card.render_model_card`). With ``ctranslate2`` (a quantization, e.g.
     "int8"), also the CTranslate2 export of the model in ``ctranslate2/`` (`hf_seq2seq.export.ctranslate2`),
     which the card shows how to use. With ``space`` (a Space repo id), the card links to the model's demo there
-    (see :func:`push_to_hub`). With ``onnx``, also the ONNX export's ``onnx/`` folder
+    (see :class:`PushSettings`). With ``onnx``, also the ONNX export's ``onnx/`` folder
     (`hf_seq2seq.export.onnx`: fp32 and int8 graphs and their Marian-type config), where transformers.js looks
     for a Hub model's graphs. Returns the folder.
     """
@@ -166,52 +191,40 @@ def push_to_hub(
     trained_dir: str | os.PathLike[str],
     repo_id: str,
     output_dir: str | os.PathLike[str] | None = None,
-    *,
-    private: bool = False,
-    token: str | None = None,
-    commit_message: str | None = None,
-    dry_run: bool = False,
-    sentence: str = DEFAULT_SENTENCE,
-    reports: Sequence[str | os.PathLike[str]] = (),
-    ctranslate2: str | None = None,
-    space: str | None = None,
-    onnx: bool = False,
+    settings: PushSettings = PushSettings(),
 ) -> PushResult:
-    """Build the Hub folder of ``trained_dir`` in ``output_dir``, validate it, and upload it to ``repo_id``.
+    """Build the Hub folder of ``trained_dir`` in ``output_dir``, validate it, and upload it to ``repo_id``, as
+    ``settings`` says (:class:`PushSettings`).
 
-    The repo id and the trained folder are checked before any network access. With ``dry_run`` nothing is
-    uploaded. Otherwise the repo is created if needed (``private`` applies to a new repo only) and the folder
-    is uploaded in one commit. ``token`` defaults to the one huggingface_hub finds (``HF_TOKEN``,
-    ``hf auth login``). Without ``output_dir`` the folder is built in a new temporary directory, which is
-    kept after a dry run or a failure (for inspection) and deleted after a successful upload.
-
-    With ``space`` (a Space repo id, e.g. ``someone/model-demo``), a Gradio Space that loads ``repo_id`` with
-    its own code (`hf_seq2seq.apps.demo.write_space`) is built in ``<folder>-space`` beside the model folder,
-    linked from the card, and uploaded after the model as a Space repository. With ``onnx``, the repository
-    also carries the ONNX export in ``onnx/`` (see :func:`build_hub_folder`).
+    The repo id and the trained folder are checked before any network access. Without ``output_dir`` the folder
+    is built in a new temporary directory, which is kept after a dry run or a failure (for inspection) and
+    deleted after a successful upload.
     """
+    space = settings.space
     check_repo_id(repo_id)
     if space is not None:
         check_repo_id(space)
     trained_dir = check_model_folder(trained_dir)
-    report = load_reports(trained_dir, reports)[0]
+    report = load_reports(trained_dir, settings.reports)[0]
     temporary = output_dir is None
     if temporary:
         output_dir = tempfile.mkdtemp(prefix=f"{repo_id.split('/')[1]}-hub-")
-    folder = build_hub_folder(trained_dir, output_dir, repo_id, reports, ctranslate2, space, onnx)
+    folder = build_hub_folder(
+        trained_dir, output_dir, repo_id, settings.reports, settings.ctranslate2, space, settings.onnx
+    )
     space_folder = None if space is None else _build_space(trained_dir, folder, repo_id)
-    validation = validate_hub_folder(folder, sentence)
-    if dry_run:
+    validation = validate_hub_folder(folder, settings.sentence)
+    if settings.dry_run:
         return PushResult(folder=folder, validation=validation, space_folder=space_folder)
     repo_url, commit_url, space_url = _upload(
         folder,
         repo_id,
-        commit_message
+        settings.commit_message
         or f"Upload {repo_id}: BLEU {report.bleu:.1f}, chrF {report.chrf:.1f} ({report.test_set})",
         space_folder,
         space,
-        private=private,
-        token=token,
+        private=settings.private,
+        token=settings.token,
     )
     if temporary:
         shutil.rmtree(folder)
