@@ -2,7 +2,8 @@
 
 The document is read by the standard library's HTML parser (`html.parser.HTMLParser`, the tokenizer of the
 HTML spec's shapes: tags, attributes, character references, comments, raw-text elements), which reports where
-each piece starts, so that every piece is kept or replaced as the exact bytes it was written with:
+each piece starts, so that every piece is kept or replaced as the exact bytes it was written with
+(`hf_seq2seq.formats.html_reading`, which also says which pieces stay as written):
 
 * Tags, attributes, comments, doctypes, and the content of `KEPT_ELEMENTS` (`<script>`, `<style>`, `<code>`,
   `<pre>`, ...) are copied as written; so is whitespace between blocks. So is every element marked
@@ -31,29 +32,26 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html.parser import HTMLParser, attrfind_tolerant, tagfind_tolerant
+from html.parser import attrfind_tolerant, tagfind_tolerant
 
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.formats.aligned import translate_aligned
 from hf_seq2seq.formats.glossary import Glossary
+from hf_seq2seq.formats.html_reading import (
+    INLINE_ELEMENTS,
+    INLINE_VOID_ELEMENTS,
+    KEPT_ELEMENTS,
+    VOID_ELEMENTS,
+    Piece,
+    Reader,
+    held_elements,
+    names_a_language,
+    stays_as_written,
+)
 from hf_seq2seq.formats.spans import Span, fit_target, project_spans, render_spans
 
-INLINE_ELEMENTS = frozenset(
-    "a abbr b bdi bdo cite data del dfn em font i ins label mark q s small span strike strong sub sup time tt u".split()
-)
-"""Elements that sit inside a sentence: translated with it and moved with the words they wrap."""
-INLINE_VOID_ELEMENTS = frozenset({"img"})
-"""Empty inline elements moved with the word before them."""
-KEPT_ELEMENTS = frozenset("script style code pre kbd samp var textarea svg math template".split())
-"""Elements whose content is kept as written (code, not prose)."""
-INLINE_KEPT_ELEMENTS = frozenset("code kbd samp var".split())
-"""Kept elements that sit inside a sentence: held out of its translation as one word (`_held`)."""
-OPTIONAL_END = frozenset("p li dt dd tr td th option".split())
-"""Elements whose end tag may be left out: the next one's start ends them too."""
-VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
-"""Elements that have no content and no end tag."""
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 """Attribute values that people read, translated in place."""
 READ_META = frozenset(
@@ -78,70 +76,10 @@ class MarkupError(HfSeq2SeqError, ValueError):
     """Markup this module refuses to translate (the message says why)."""
 
 
-@dataclass
-class Piece:
-    """One piece of the document: its `kind` ("text", "start", "end", "startend", "other"), the element's
-    `tag`, its decoded text (for text), and `raw`, the bytes it was written with."""
-
-    kind: str
-    raw: str
-    tag: str = ""
-    text: str = ""
-    attrs: list = field(default_factory=list)
-
-
-class _Reader(HTMLParser):
-    """Cuts a document into `Piece`s, each with the exact text it was written with."""
-
-    def __init__(self, document: str):
-        super().__init__(convert_charrefs=True)
-        self.document = document
-        # where each line starts, lines as the parser counts them (ended by "\n" alone: not by "\r", a form
-        # feed or U+2028, which `str.splitlines` also ends lines at)
-        self.line_starts = [0] + [k + 1 for k, char in enumerate(document) if char == "\n"]
-        self.found: list[tuple[int, Piece]] = []
-
-    def _add(self, piece: Piece) -> None:
-        line, column = self.getpos()
-        self.found.append((self.line_starts[line - 1] + column, piece))
-
-    def handle_starttag(self, tag, attrs):
-        self._add(Piece("start", "", tag, attrs=attrs))
-
-    def handle_startendtag(self, tag, attrs):
-        self._add(Piece("startend", "", tag, attrs=attrs))
-
-    def handle_endtag(self, tag):
-        self._add(Piece("end", "", tag))
-
-    def handle_data(self, data):
-        self._add(Piece("text", "", text=data))
-
-    def handle_comment(self, data):
-        self._add(Piece("other", ""))
-
-    handle_decl = handle_pi = unknown_decl = handle_comment
-
-    def pieces(self) -> list[Piece]:
-        self.feed(self.document)
-        self.close()
-        out = []
-        for k, (start, piece) in enumerate(self.found):
-            end = self.found[k + 1][0] if k + 1 < len(self.found) else len(self.document)
-            if end <= start:  # a handler that reported nothing new (e.g. text split in two)
-                continue
-            piece.raw = self.document[start:end]
-            out.append(piece)
-        # the pieces must give the document back: a parser that reported a position wrongly fails here, loudly
-        if "".join(p.raw for p in out) != self.document:
-            raise ValueError("the HTML parser's positions do not cover the document")
-        return out
-
-
 def read_pieces(document: str) -> list[Piece]:
     """The pieces of `document`, whose `raw` texts joined give it back exactly; `MarkupError` for inline
     elements nested deeper than `MAX_INLINE_DEPTH`."""
-    pieces = _Reader(document).pieces()
+    pieces = Reader(document).pieces()
     _check_depth(pieces)
     return pieces
 
@@ -172,79 +110,14 @@ class Passage:
     text: str = ""
     spans: list[Span] = field(default_factory=list)
     span_pieces: list[tuple[int, int | None]] = field(default_factory=list)  # (opening, closing) piece index
-    # each element held out of the translation (`_held`): its stand-in in `text`, its first and end piece
+    # each element held out of the translation (`held_elements`): its stand-in in `text`, its first and end piece
     held: list[tuple[str, int, int]] = field(default_factory=list)
     needs_translation: bool = False  # whether it has words to translate, outside the elements it holds
 
 
-def _language(tag: str | None) -> str:
-    """A language tag's language ("en-GB" -> "en")."""
-    return (tag or "").split("-")[0].lower()
-
-
-def _untranslated(pieces: list[Piece], source_lang: str) -> list[bool]:
-    """Whether each piece belongs to an element whose text stays as written, start and end tags and attributes
-    included: one marked `translate="no"` (the HTML standard's mark: a name, a brand, a quotation; not on
-    `<html>`, where sites put it to keep browsers from offering their translation of the page), or one marked
-    as in another language (`lang`, `xml:lang`) in a page whose `<html>` says it is in `source_lang` (a German
-    line quoted in an English poem). A page that does not say, or says another language (pages are often
-    mislabelled: a CMS's default), is translated whole. The element ends at its end tag, or, where that may be
-    left out (`OPTIONAL_END`), at the next start tag of its name; an empty one (`<img translate="no" alt=...>`)
-    is its tag alone. A `translate="yes"` inside is not looked for."""
-    flags, page, region = [], "", None  # region: [tag, depth] of the element open
-    for piece in pieces:
-        if piece.kind == "start" and region and piece.tag == region[0] and piece.tag in OPTIONAL_END:
-            region = None if region[1] == 1 else [region[0], region[1] - 1]
-        kept = False
-        if piece.kind in ("start", "startend") and region is None:
-            attrs = {name.lower(): value for name, value in piece.attrs}
-            lang = attrs.get("xml:lang") or attrs.get("lang")
-            if piece.tag == "html":
-                page = _language(lang)
-            else:
-                kept = (attrs.get("translate") or "").strip().lower() == "no" or (
-                    page == _language(source_lang) and names_a_language(lang) and _language(lang) != page
-                )
-            if kept and piece.kind == "start" and piece.tag not in VOID_ELEMENTS:
-                region = [piece.tag, 0]
-        flags.append(kept or region is not None)
-        if region and piece.tag == region[0] and piece.kind in ("start", "end"):
-            region[1] += 1 if piece.kind == "start" else -1
-            if region[1] == 0:
-                region = None
-    return flags
-
-
-def _held(pieces: list[Piece], untranslated: list[bool]) -> dict[int, int]:
-    """The inline elements kept as written inside their passage, each held out of the translation as one word
-    (`_prepare`), so that the sentence around it is translated whole: those `_untranslated` keeps (`translate="no"`,
-    a quotation in another language) and code (`INLINE_KEPT_ELEMENTS`). First piece -> end piece of each, from
-    its start tag to its end tag (a run of kept elements side by side is one)."""
-    held, k = {}, 0
-    while k < len(pieces):
-        piece, end = pieces[k], k + 1
-        if untranslated[k] and piece.kind == "start" and piece.tag in INLINE_ELEMENTS:
-            while end < len(pieces) and untranslated[end]:
-                end += 1
-            if pieces[end - 1].kind == "end" and pieces[end - 1].tag == piece.tag:
-                held[k] = end
-        elif not untranslated[k] and piece.kind == "start" and piece.tag in INLINE_KEPT_ELEMENTS:
-            depth = 1
-            while end < len(pieces) and depth:
-                if pieces[end].tag == piece.tag and pieces[end].kind in ("start", "end"):
-                    depth += 1 if pieces[end].kind == "start" else -1
-                end += 1
-            if depth == 0:
-                held[k] = end
-            else:
-                end = k + 1
-        k = end
-    return held
-
-
 def _passages(pieces: list[Piece], untranslated: list[bool], held: dict[int, int]) -> list[Passage]:
     """The passages of a document (see the module docstring), with their element pairs matched; none in the
-    `untranslated` pieces but the `held` elements (`_held`), each whole inside its passage."""
+    `untranslated` pieces but the `held` elements (`held_elements`), each whole inside its passage."""
     passages, run, after = [], [], 0  # after: the end of the held element last taken
     held_pieces = {i for first, end in held.items() for i in range(first, end)}
     # the elements open, as browsers nest them, and where among them each kept one open is: an end tag closes
@@ -361,13 +234,6 @@ def _needs_translation(text: str) -> bool:
     return any(char.isalpha() for char in text)
 
 
-def names_a_language(tag: str | None) -> bool:
-    """Whether a language mark (HTML's `lang`, Word's `w:lang`, ...) names a language its text is in: not empty,
-    not "x-none" (Word's and PowerPoint's "no language": symbols, code, which no checker should read), "zxx" (no
-    linguistic content) or "none", which a translation keeps."""
-    return bool(tag) and tag.split("-")[0].lower() not in ("x", "zxx", "none")
-
-
 def _readable(value: str) -> bool:
     """Whether an attribute's value is words to translate: it has letters and is not a file's name or data
     (`DATA`: a query string, as the `title` of a citation's COinS span holds for reference managers)."""
@@ -424,8 +290,8 @@ def translate_html(
     `lang` and `xml:lang` attributes that name a language are set to it. Needs an engine that aligns (every engine
     of the package; `hf_seq2seq.engines.base.UnsupportedFeature` otherwise)."""
     parsed = [read_pieces(document) for document in documents]
-    untranslated = [_untranslated(pieces, source_lang) for pieces in parsed]
-    held = [_held(pieces, kept) for pieces, kept in zip(parsed, untranslated, strict=True)]
+    untranslated = [stays_as_written(pieces, source_lang) for pieces in parsed]
+    held = [held_elements(pieces, kept) for pieces, kept in zip(parsed, untranslated, strict=True)]
     passages = [_passages(*args) for args in zip(parsed, untranslated, held, strict=True)]
     texts: list[str] = []
     for pieces, found, kept, holds in zip(parsed, passages, untranslated, held, strict=True):
