@@ -1,3 +1,3 @@
 """What people bring to translate beyond plain sentences: word alignments (`aligned`), their own terms
-(`glossary`), markup (`markup`) and documents (`documents`). Built on `hf_seq2seq.engines`; the server and the
-CLI use it."""
+(`glossary`), markup (`markup`, which reads HTML with `html_reading`) and documents (`documents`). Built on
+`hf_seq2seq.engines`; the server and the CLI use it."""
