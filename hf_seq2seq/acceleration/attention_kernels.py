@@ -1,11 +1,11 @@
 """Which kernels `scaled_dot_product_attention` may run: the names that `hf-seq2seq train --sdpa_backends`,
 `hf-seq2seq benchmark --sdpa-backends` and measurements/profile_training_step.py take, and the context that applies them.
 
-PyTorch picks a backend for each call among those enabled. On an H100 and an H200 (torch 2.11) it picked cuDNN's
-fused attention for every call of the training step; cuDNN builds an execution plan for each new combination of
-batch size and lengths, which batches by tokens keep changing during a training's first epoch. Naming the backends
-(e.g. `flash,efficient,math`, as the `gpu` presets do) leaves the others out, in that order of preference
-(docs/training.md).
+PyTorch picks a backend for each call among those enabled. On the GPUs measured (docs/training.md) it picked
+cuDNN's fused attention for every call of the training step; cuDNN builds an execution plan for each new
+combination of batch size and lengths, which batches by tokens keep changing during a training's first epoch.
+Naming the backends (e.g. `flash,efficient,math`, as the `gpu` presets do) leaves the others out, in that
+order of preference (docs/training.md).
 """
 
 import contextlib

@@ -100,7 +100,8 @@ def install_js(cache_dir: Path | None = None, quiet: bool = False) -> Path:
 
     `npm ci` installs exactly the lock file's versions and checks their integrity hashes; `--ignore-scripts`
     (no install script runs) and package.json's overrides keep out what only Node.js would use (the native
-    onnxruntime-node and sharp, ~300 MB): the page needs the browser bundle and the wasm build alone.
+    onnxruntime-node and sharp, most of the download: docs/web.md): the page needs the browser bundle and the wasm
+    build alone.
     """
     cache_dir = cache_dir or js_cache_dir()
     if js_installed(cache_dir):

@@ -21,8 +21,8 @@ class Sizes:
 
 
 SIZES = {
-    # the CPU preset's network as it was when Marian was first compared (8,000 subwords, d_model 256; the preset
-    # has 4,000 since 2026-11-26 and d_model 192 since 2026-11-29), kept so that the figures of docs/ stay comparable
+    # the CPU preset's network as it was when Marian was first compared, kept though the preset has narrowed since
+    # (docs/decoding.md), so that the figures of docs/ stay comparable
     "cpu": Sizes(),
     "large": Sizes(vocab_size=16000, d_model=512, layers=6, heads=8, ffn_dim=2048),  # the paper's base
     # a smoke run's (the tests', a dry run's): seconds on any CPU, even where bf16 is emulated; figures meaningless

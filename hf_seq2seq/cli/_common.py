@@ -32,7 +32,7 @@ def setup_logging() -> None:
 
 def quiet_transformers() -> None:
     """What a verb calls once its arguments are parsed: no transformers progress bar ("Loading weights",
-    "Writing model shards": a 30 MB model loads and saves in well under a second, so they only clutter the
+    "Writing model shards": the package's small models load and save at once, so they only clutter the
     output). Progress bars that tell the user something stay: the Trainer's, `translating` over a file, and
     huggingface_hub's downloads and uploads (transformers' switch turns those off too, so they are turned
     back on unless they were off already, e.g. through HF_HUB_DISABLE_PROGRESS_BARS). For the command line

@@ -72,8 +72,7 @@ class CTranslate2Translator(Translator):
     Its `precision` is the export's quantization: `precision` None keeps it, any other value must name it
     (a ValueError otherwise: another weight type is another export). `compute_type` "default" keeps the
     exported weight type. `intra_threads` is 1 unless given (0: CTranslate2's default, 4): this package's models do
-    too little work per operation for more threads to pay (docs/deploy.md: on 2 cores, 688 sentences/s and 5.1 ms
-    at batch 1 with one thread, 247 and 13.3 ms with CTranslate2's default).
+    too little work per operation for more threads to pay (docs/deploy.md measures both).
     """
 
     engine = "ctranslate2"

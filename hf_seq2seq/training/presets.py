@@ -36,10 +36,10 @@ _COMMON = dict(
 
 
 # A small model and short sequences for a few CPU cores, trained for a time budget instead of an epoch count.
-# The recipe was chosen by A/B runs on a 2-core CPU (docs/recipe.md): pre-LN, 4,000 subwords and smaller batches
-# each scored above the paper's post-LN, 8,000 subwords and 128 sentences in 5-minute screens; then, at a quarter
-# of the training tokens, 32 sentences a batch and no dropout each scored above 64 and 0.05, and more together;
-# then, in 22-minute runs, d_model 192 (3 heads of 64, FFN 768) above 256: 44% more steps in the budget.
+# The recipe was chosen by A/B runs on a CPU (docs/recipe.md has each screen and its scores): pre-LN, the smaller
+# vocabulary and smaller batches each scored above the paper's post-LN, vocabulary and batch in short screens;
+# then, at a quarter of the training tokens, a smaller batch and no dropout each scored higher, and more together;
+# then, in runs of the full budget, the narrower model above the wider one, which makes fewer steps in it.
 _CPU = dict(
     _COMMON,
     output_dir="runs/cpu",
@@ -59,7 +59,8 @@ _CPU = dict(
     num_beams=6,  # the test evaluation decodes with beam search, which scores above greedy (docs/results.md)
     lr_decay_to_budget=True,
     # the learning rate reaches 0 at the budget's end, so the last step is the model to keep: choosing by the
-    # validation BLEU of 600 sentences kept an earlier checkpoint that scored 1.9 test BLEU lower (docs/recipe.md)
+    # validation BLEU of `max_eval_samples` sentences kept an earlier checkpoint that scored lower on the test set
+    # (docs/recipe.md)
     load_best_model_at_end=False,
     num_train_epochs=20,
     per_device_train_batch_size=32,
@@ -103,14 +104,14 @@ _GPU = dict(
     num_beams=6,
     bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
     # attention without cuDNN's kernels: cuDNN builds an execution plan for each new batch shape, which batches by
-    # tokens and generate()'s growing keys keep making (on an H200, a step on new shapes took 1.26 s instead of
-    # 42 ms; on shapes seen before, flash/efficient are as fast: docs/training.md)
+    # tokens and generate()'s growing keys keep making (a step on new shapes took many times longer; on shapes
+    # seen before, flash/efficient are as fast: docs/training.md)
     sdpa_backends="flash,efficient,math",
     # per step, the Trainer's check of the loss for nan/inf reads it on the host: a wait for the GPU each step
     logging_nan_inf_filter=False,
     # each step's forward and backward replayed as CUDA graphs where the run can (this package's model on one CUDA
-    # GPU, no --torch_compile, ...: `cuda_graphs_needs`): fra-eng's batches, cut once, come in about 90 shapes seen
-    # again every epoch; eager, the host's kernel launches held the GPU to half its time at 25,000-token batches
+    # GPU, no --torch_compile, ...: `cuda_graphs_needs`): fra-eng's batches, cut once, come in the same shapes
+    # every epoch; eager, the host's kernel launches kept the GPU idle for much of each step
     # (docs/training.md)
     cuda_graphs=None,
     logging_steps=100,
@@ -120,7 +121,8 @@ _GPU = dict(
 PRESETS: dict[str, dict] = {
     "cpu": _CPU,
     # the same recipe for a longer time budget: more passes over the data, so dropout on; the width of before
-    # (d_model 256), as its figures were measured: the narrower model was screened for 22 minutes, not for 50
+    # (d_model 256), with which its figures were measured: the narrower model was not screened for this budget
+    # (docs/recipe.md)
     "cpu-long": dict(
         _CPU,
         output_dir="runs/cpu-long",

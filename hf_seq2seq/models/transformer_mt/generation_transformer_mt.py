@@ -308,9 +308,8 @@ def ban_repeated_ngrams(logits: torch.Tensor, prefix: torch.LongTensor, n: int) 
 
 def first_argmax(logits: torch.Tensor) -> torch.Tensor:
     """(b, V) -> (b,): the index of each row's first maximum, as `logits.argmax(-1)`. torch's CPU argmax is a
-    scalar loop (about 0.2 ms over 64 x 8000 logits on a 2-core CPU); here the maxima of blocks of the
-    vocabulary are taken first (`amax` is vectorised), then the argmax within each row's first best block: a
-    quarter of the time."""
+    scalar loop; here the maxima of blocks of the vocabulary are taken first (`amax` is vectorised), then the
+    argmax within each row's first best block, in a fraction of the time (docs/decoding.md measures both)."""
     batch, vocab = logits.shape
     if batch < 8 or logits.device.type != "cpu":  # few rows: the scalar loop is as fast
         return logits.argmax(dim=-1)
