@@ -82,9 +82,10 @@ def test_a_file_that_breaks_the_schema_is_named_with_its_fields(tmp_path):
     with pytest.raises(NotAnExport, match=f"{EXPORT_FILE} lacks or holds wrong: format, source_model_type, "
                        "max_source_length, parameters, quantization, format_version .*export the model again"):  # fmt: skip
         read_metadata(tmp_path)
-    (tmp_path / EXPORT_FILE).write_text("{")
-    with pytest.raises(NotAnExport, match="is not JSON"):
-        read_metadata(tmp_path)
+    for text in ("{", "[]", '"schema"'):
+        (tmp_path / EXPORT_FILE).write_text(text)
+        with pytest.raises(NotAnExport, match="is not a JSON object"):
+            read_metadata(tmp_path)
 
 
 def test_one_check_for_both_exports_names_what_is_wrong(tmp_path):

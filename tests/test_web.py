@@ -38,14 +38,8 @@ MARIAN_CONFIG = {
     "vocab_size": 50, "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0,
     "max_position_embeddings": 32,
 }  # fmt: skip
-ONNX_METADATA = ExportMetadata(
-    format="onnx",
-    source_model_type="transformer_mt",
-    max_source_length=24,
-    parameters=2_000,
-    quantization="float32",
-    format_version="18",
-)
+# format, source model type, longest source, parameters, quantization, format version (the ONNX opset)
+ONNX_METADATA = ExportMetadata("onnx", "transformer_mt", 24, 2_000, "float32", "18")
 
 
 def fake_export(folder, quantized_only=False):

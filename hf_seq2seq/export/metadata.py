@@ -74,13 +74,10 @@ def read_metadata(place: Path) -> ExportMetadata | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise NotAnExport(f"{path} is not JSON ({error}); export the model again") from None
-    if not isinstance(data, dict):
-        raise NotAnExport(f"{path} holds no object; export the model again")
-    if "schema" not in data:
-        data = _from_schema_1(data)
-    values = {field.name: data.get(field.name) for field in fields(ExportMetadata)}
+        data = data if "schema" in data else _from_schema_1(data)
+        values = {field.name: data.get(field.name) for field in fields(ExportMetadata)}
+    except (ValueError, TypeError, AttributeError) as error:  # not JSON, or not an object
+        raise NotAnExport(f"{path} is not a JSON object ({error}); export the model again") from None
     wrong = [
         name
         for name, value in values.items()
