@@ -367,6 +367,20 @@ def test_html_output_is_well_formed_on_generated_fragments(words):
         assert markup_problems(document, out) == [], (document, out)
 
 
+def test_the_markup_measure_finds_tags_closed_out_of_order_left_open_or_changed():
+    """`measure_markup.markup_problems`, which the checks above rely on, finds each way a translation can break
+    its source's markup (and nothing where it keeps it)."""
+    source = '<p>the <b>cat</b> <a href="/x">sees</a></p>'
+    assert markup_problems(source, '<p>le <b>chat</b> <a href="/x">voit</a></p>') == []
+    assert markup_problems(source, '<p>le <b>chat</p></b> <a href="/x">voit</a>') == [
+        "</p> closes b",
+        "</b> closes nothing",
+    ]
+    assert markup_problems(source, '<p>le <b>chat</b> <a href="/x">voit</a>')[0] == "<p> left open"
+    [changed] = markup_problems(source, '<p>le <b>chat</b> <a href="/y">voit</a></p>')
+    assert changed.startswith("tags differ: {('a', (('href', '/x'),)): 1} lost")
+
+
 def test_html_that_is_not_well_formed_is_translated_without_error(words):
     document = "<p>the cat <b>sees</p> the <i>dog</b></i> &bogus; <"
     [out] = translate_html(words, [document])
