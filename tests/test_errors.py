@@ -64,3 +64,12 @@ def test_a_verb_that_raises_one_ends_with_one_line_naming_the_verb(monkeypatch):
     with pytest.raises(SystemExit) as exit_info:
         cli(["web", "anywhere"])
     assert exit_info.value.code == "hf-seq2seq web: what is wrong, and what to do"
+
+
+def test_a_test_set_named_twice_ends_evaluate_with_one_line(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        cli(["evaluate", str(tmp_path), "--src-file", "test.en", "--test-set", "tatoeba-test-v2021-08-07"])
+    assert (
+        exit_info.value.code
+        == "hf-seq2seq evaluate: --src-file and --test-set each name a test set: give one"
+    )

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hf_seq2seq.data.errors import ColumnError, DataError, DataFormatError
 from hf_seq2seq.engines.base import ENGINES, FULL_PRECISIONS, Translator, translate  # noqa: F401 (ENGINES: re-exported)
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.factory import load_translator  # noqa: F401 (ENGINES: re-exported)
@@ -93,7 +94,7 @@ class EvaluationSettings:
 
     def __post_init__(self):
         if self.src_file and self.test_set:
-            raise ValueError("--src-file and --test-set each name a test set: give one")
+            raise DataError("--src-file and --test-set each name a test set: give one")
 
 
 def read_test_set(settings: EvaluationSettings) -> tuple[list[str], list[list[str]], str, str | None]:
@@ -106,12 +107,12 @@ def read_test_set(settings: EvaluationSettings) -> tuple[list[str], list[list[st
         return sources, [[line] for line in lines], settings.test_set, None
     if settings.src_file:
         if not settings.ref_files:
-            raise ValueError("--src-file needs at least one --ref-file with the reference translations")
+            raise DataError("--src-file needs at least one --ref-file with the reference translations")
         sources = read_lines(settings.src_file)
         streams = [read_lines(f) for f in settings.ref_files]
         for ref_file, stream in zip(settings.ref_files, streams, strict=True):
             if len(stream) != len(sources):
-                raise ValueError(
+                raise DataFormatError(
                     f"{ref_file} has {len(stream)} lines but {settings.src_file} has {len(sources)}"
                 )
         return sources, [list(refs) for refs in zip(*streams, strict=True)], str(settings.src_file), None
@@ -127,7 +128,7 @@ def read_test_set(settings: EvaluationSettings) -> tuple[list[str], list[list[st
         exclude_test_sets=["none"] if settings.split == "test" else ["default"],
     )
     if settings.split not in splits:
-        raise ValueError(f"split {settings.split!r} not found; available: {', '.join(splits)}")
+        raise ColumnError(f"split {settings.split!r} not found; available: {', '.join(splits)}")
     rows = splits[settings.split]
     if settings.max_samples is not None:
         rows = rows.select(range(min(settings.max_samples, len(rows))))
