@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import TEST_SETS_DIR, make_trained_folder, tiny_args, train_memorising_folder, write_fra_txt
+from helpers import (
+    GERMAN_PAIRS,
+    GERMAN_VOCAB,
+    MEMORISED_PAIRS,
+    TEST_SETS_DIR,
+    make_trained_folder,
+    tiny_args,
+    train_memorising_folder,
+    write_fra_txt,
+)
 
 # the standard test sets from the shared copy, as `.ci/run` and the tests' subprocesses read them: nothing downloads
 # (fra-eng's loader keeps the Tatoeba test set out of training, so every tiny run reads it)
@@ -52,3 +61,21 @@ def tiny_run(tmp_path_factory, synthetic_fra_txt) -> tuple[Path, dict]:
 def memorising_folder(tmp_path_factory) -> Path:
     """A tiny model trained in the test run to translate `helpers.MEMORISED_PAIRS` exactly, saved as a folder."""
     return train_memorising_folder(tmp_path_factory.mktemp("memorising") / "model")
+
+
+@pytest.fixture(scope="session")
+def memorising_fr_en_folder(tmp_path_factory) -> Path:
+    """`memorising_folder`'s other direction: a tiny model trained in the test run to translate the French of
+    `helpers.MEMORISED_PAIRS` into their English exactly, recording fr-en."""
+    pairs = [(french, english) for english, french in MEMORISED_PAIRS]
+    return train_memorising_folder(
+        tmp_path_factory.mktemp("fr-en") / "model", pairs=pairs, languages=("fr", "en")
+    )
+
+
+@pytest.fixture(scope="session")
+def memorising_de_en_folder(tmp_path_factory) -> Path:
+    """A third pair: a tiny model trained in the test run to translate `helpers.GERMAN_PAIRS` (German into
+    the English of `helpers.MEMORISED_PAIRS`) exactly, over a vocabulary of their words, recording de-en."""
+    folder = tmp_path_factory.mktemp("de-en") / "model"
+    return train_memorising_folder(folder, pairs=GERMAN_PAIRS, languages=("de", "en"), vocab=GERMAN_VOCAB)

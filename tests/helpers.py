@@ -149,9 +149,10 @@ def tiny_config(**overrides) -> TransformerMTConfig:
     return TransformerMTConfig(**(kwargs | overrides))
 
 
-def tiny_tokenizer() -> PreTrainedTokenizerFast:
-    """A word-level tokenizer over `ENGLISH` and `FRENCH` that appends `</s>`, wrapped for `AutoTokenizer`."""
-    backend = Tokenizer(models.WordLevel(VOCAB, unk_token="<unk>"))
+def tiny_tokenizer(vocab: dict[str, int] = VOCAB) -> PreTrainedTokenizerFast:
+    """A word-level tokenizer over `vocab` (default: `ENGLISH` and `FRENCH`) that appends `</s>`, wrapped for
+    `AutoTokenizer`."""
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     backend.post_processor = processors.TemplateProcessing(
         single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", VOCAB["</s>"])]
@@ -197,23 +198,39 @@ MEMORISED_PAIRS = [
     ("the big dog sat on the mat .", "le grand chien est sur le tapis ."),
     ("thank you !", "merci !"),
 ]
+# a third pair for the servers of several models: German into English, which English -> French continues
+GERMAN = "wie geht es dir ich mag käse guten morgen danke"  # with `ENGLISH`'s punctuation
+GERMAN_PAIRS = [
+    ("wie geht es dir ?", "how are you ?"),
+    ("ich mag käse .", "i like cheese ."),
+    ("guten morgen !", "good morning !"),
+    ("danke !", "thank you !"),
+]
+GERMAN_VOCAB = {token: i for i, token in enumerate(SPECIAL + ENGLISH.split() + GERMAN.split())}
 FIXTURES = ROOT / "tests" / "fixtures"
 LEGACY_FOLDER = FIXTURES / "folder-0.1.0"  # saved before the transformers 5.24 fix (fixtures/README.md)
 
 
-def train_memorising_folder(path: Path, steps: int = 400, normalize_before: bool = False) -> Path:
+def train_memorising_folder(
+    path: Path,
+    steps: int = 400,
+    normalize_before: bool = False,
+    pairs: list[tuple[str, str]] = MEMORISED_PAIRS,
+    languages: tuple[str, str] = ("en", "fr"),
+    vocab: dict[str, int] = VOCAB,
+) -> Path:
     """A 2+2-layer model (d_model 32, post-LN unless `normalize_before`) trained in a few seconds to translate
-    `MEMORISED_PAIRS` exactly (AdamW, full batch), saved as training saves a folder with `tiny_tokenizer`; the
-    recipe of `fixtures/folder-0.1.0`."""
+    `pairs` (default `MEMORISED_PAIRS`) exactly (AdamW, full batch), saved as training saves a folder with
+    `tiny_tokenizer(vocab)`, recording `languages` as its pair; the recipe of `fixtures/folder-0.1.0`."""
     torch.manual_seed(0)
-    tokenizer = tiny_tokenizer()
+    tokenizer = tiny_tokenizer(vocab)
     config = TransformerMTConfig(
-        vocab_size=len(VOCAB), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        vocab_size=len(vocab), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, dropout=0.0, max_position_embeddings=32,
         normalize_before=normalize_before, **TOKENIZER_IDS,
     )  # fmt: skip
     model = TransformerMTForConditionalGeneration(config)
-    sources, targets = zip(*MEMORISED_PAIRS, strict=True)
+    sources, targets = zip(*pairs, strict=True)
     batch = tokenizer(list(sources), text_target=list(targets), padding=True, return_tensors="pt")
     batch["labels"] = batch["labels"].masked_fill(batch["labels"] == tokenizer.pad_token_id, -100)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
@@ -225,7 +242,7 @@ def train_memorising_folder(path: Path, steps: int = 400, normalize_before: bool
         optimizer.step()
     model.eval()
     model.generation_config = greedy_generation_config(model, (1.5, 4))
-    register_pipeline(model, "en", "fr")
+    register_pipeline(model, *languages)
     return save_model_folder(model, tokenizer, path)
 
 

@@ -60,10 +60,14 @@ def wait_ready(url: str, process: subprocess.Popen | None = None, timeout: float
     raise TimeoutError(f"{url} was not ready after {timeout} s")
 
 
-def start_server(model: Path, port: int, *options: str, log: Path | None = None) -> subprocess.Popen:
-    """`python -m hf_seq2seq serve MODEL --port PORT ...` from the repository root; its output goes to `log`."""
+def start_server(
+    model: Path | list[Path], port: int, *options: str, log: Path | None = None
+) -> subprocess.Popen:
+    """`python -m hf_seq2seq serve MODEL [MODEL ...] --port PORT ...` from the repository root; its output goes
+    to `log`."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    command = [sys.executable, "-m", "hf_seq2seq", "serve", str(model), "--port", str(port), *options]
+    models = [str(each) for each in (model if isinstance(model, list) else [model])]
+    command = [sys.executable, "-m", "hf_seq2seq", "serve", *models, "--port", str(port), *options]
     if log is None:
         return subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -75,7 +79,7 @@ def start_server(model: Path, port: int, *options: str, log: Path | None = None)
 
 
 @contextlib.contextmanager
-def serving(model: Path, *options: str, log: Path):
+def serving(model: Path | list[Path], *options: str, log: Path):
     """A `start_server` on a free port, ready: yields its URL, and stops it with SIGTERM on leaving."""
     port = free_port()
     process = start_server(model, port, *options, log=log)
@@ -88,16 +92,21 @@ def serving(model: Path, *options: str, log: Path):
         process.wait(timeout=60)
 
 
-def metric(url: str, name: str) -> float:
-    """The value of one unlabelled sample of GET /metrics."""
+def metric(url: str, name: str, **labels: str) -> float:
+    """The value of a sample of GET /metrics: summed over the samples of that name with `labels` (every
+    model's, when `labels` names none)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     text = get(f"{url}/metrics")[1]
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and not sample.labels:
-                return sample.value
-    raise KeyError(name)
+    values = [
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == name and labels.items() <= sample.labels.items()
+    ]
+    if not values:
+        raise KeyError(name)
+    return sum(values)
 
 
 def wait_for(condition, timeout: float = 30, message: str = "condition") -> None:

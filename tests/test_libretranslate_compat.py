@@ -1,9 +1,10 @@
-"""LibreTranslate's own expectations of its API, over HTTP against `hf-seq2seq serve` on the memorising model:
+"""LibreTranslate's own expectations of its API, over HTTP against `hf-seq2seq serve` on the memorising models:
 the assertions of LibreTranslate's ``libretranslate/tests/test_api/*.py`` (github.com/LibreTranslate/LibreTranslate,
-AGPL-3.0; ported, not copied: its tests use ``en``/``es``, these the model's ``en``/``fr``), and the status codes,
-error texts and field sources its ``libretranslate/app.py`` defines, replayed on a default server, one with a
-request limit and one with API keys and LibreTranslate's character and batch limits (three processes, started
-together). Where this server differs on purpose, docs/serving.md says so."""
+AGPL-3.0; ported, not copied: its tests use ``en``/``es``, these the models' ``en``/``fr``), and the status codes,
+error texts and field sources its ``libretranslate/app.py`` defines, replayed on a default server serving both
+directions (an en->fr and an fr->en model in one process, as LibreTranslate serves every pair it has), one with a
+request limit and one with API keys and LibreTranslate's character and batch limits (en->fr only; three
+processes, started together). Where this server differs on purpose, docs/serving.md says so."""
 
 import json
 import signal
@@ -24,20 +25,24 @@ PAIR = {"source": "en", "target": "fr"}
 
 
 @pytest.fixture(scope="module")
-def servers(memorising_folder, tmp_path_factory):
-    """{"default": url, "limited": url, "keys": url}: the three servers, started at once."""
+def servers(memorising_folder, memorising_fr_en_folder, tmp_path_factory):
+    """{"default": url, "limited": url, "keys": url}: the three servers, started at once; the default one
+    serves en->fr and fr->en."""
     folder = tmp_path_factory.mktemp("compat")
     (folder / "keys.txt").write_text("free\n")
     options = {
-        "default": (),
-        "limited": ("--req-limit", "3"),
-        "keys": ("--api-keys-file", str(folder / "keys.txt"), "--char-limit", "20", "--batch-limit", "2"),
-    }
+        "default": ([memorising_folder, memorising_fr_en_folder],),
+        "limited": (memorising_folder, "--req-limit", "3"),
+        "keys": (
+            memorising_folder, "--api-keys-file", str(folder / "keys.txt"), "--char-limit", "20",
+            "--batch-limit", "2",
+        ),
+    }  # fmt: skip
     processes, urls = {}, {}
     try:
-        for name, flags in options.items():
+        for name, (models, *flags) in options.items():
             port = free_port()
-            processes[name] = start_server(memorising_folder, port, *flags, log=folder / f"{name}.log")
+            processes[name] = start_server(models, port, *flags, log=folder / f"{name}.log")
             urls[name] = f"http://{HOST}:{port}"
         for name, url in urls.items():
             wait_ready(url, processes[name])
@@ -95,6 +100,10 @@ def test_api_get_languages(url):
     status, body, _ = get(f"{url}/languages")
     assert status == 200 and len(body) >= 1
     assert "code" in body[0] and "name" in body[0]
+    assert body == [
+        {"code": "en", "name": "English", "targets": ["fr"]},
+        {"code": "fr", "name": "French", "targets": ["en"]},
+    ]  # each source with its targets: the two pairs, as LibreTranslate lists them
 
 
 @pytest.mark.parametrize("path", ["/languages", "/health", "/spec"])
@@ -115,6 +124,28 @@ def test_api_get_spec(url):
 def test_api_translate(url):
     status, body, _ = post_form(f"{url}/translate", {"q": "thank you !", "format": "text"} | PAIR)
     assert status == 200 and body == {"translatedText": "merci !"}
+
+
+def test_api_translate_both_directions(url):
+    status, body, _ = post_form(f"{url}/translate", {"q": "merci !", "source": "fr", "target": "en"})
+    assert status == 200 and body == {"translatedText": "thank you !"}
+    status, body, _ = post_json(
+        f"{url}/translate", {"q": ["merci !", "bonjour !"], "source": "fr", "target": "en"}
+    )
+    assert status == 200 and body == {"translatedText": ["thank you !", "good morning !"]}
+
+
+def test_api_translate_auto_routes_each_text_to_the_model_of_its_language(url):
+    english, french = "the big dog sat on the mat .", "le grand chien est sur le tapis ."
+    status, body, _ = post_json(f"{url}/translate", {"q": english, "source": "auto", "target": "fr"})
+    assert status == 200 and body["translatedText"] == french and body["detectedLanguage"]["language"] == "en"
+    status, body, _ = post_json(f"{url}/translate", {"q": french, "source": "auto", "target": "en"})
+    assert (
+        status == 200 and body["translatedText"] == english and body["detectedLanguage"]["language"] == "fr"
+    )
+    # a French text into French: no model translates it, so it is refused rather than sent to en->fr
+    status, body, _ = post_json(f"{url}/translate", {"q": french, "source": "auto", "target": "fr"})
+    assert status == 400 and body["error"].startswith("the text is in French (fr, ")
 
 
 def test_api_translate_batch(url):
@@ -153,8 +184,9 @@ def test_a_missing_language_is_named(url, field):
     assert upload(url, {k: v for k, v in PAIR.items() if k != field}, "a.txt", b"thank you !") == expected
 
 
-def test_a_pair_the_model_does_not_translate_gets_libretranslates_text(url):
-    status, body, _ = post_json(f"{url}/translate", {"q": "merci", "source": "fr", "target": "en"})
+def test_a_pair_the_server_does_not_translate_gets_libretranslates_text(servers):
+    body = {"q": "merci", "source": "fr", "target": "en", "api_key": "free"}
+    status, body, _ = post_json(f"{servers['keys']}/translate", body)  # the en->fr server
     assert (status, body) == (
         400,
         {"error": "English (en) is not available as a target language from French (fr)"},
@@ -221,6 +253,7 @@ def test_libretranslates_python_client(url):
 
     lt = LibreTranslateAPI(url)
     assert lt.translate("thank you !", "en", "fr") == "merci !"
+    assert lt.translate("merci !", "fr", "en") == "thank you !"  # the swap button
     assert lt.detect("Where is the station? It is very late.")[0]["language"] == "en"
     assert [language["code"] for language in lt.languages()] == ["en", "fr"]
 

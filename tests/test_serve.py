@@ -36,10 +36,11 @@ from serve_helpers import (  # noqa: E402
 from hf_seq2seq.engines.base import translate  # noqa: E402
 from hf_seq2seq.engines.decoding import Decoding  # noqa: E402
 from hf_seq2seq.engines.factory import load_translator  # noqa: E402
+from hf_seq2seq.models.languages import model_languages  # noqa: E402
 from hf_seq2seq.serving.app import create_app  # noqa: E402
 from hf_seq2seq.serving.batcher import Batcher  # noqa: E402
 from hf_seq2seq.serving.config import ServeConfig  # noqa: E402
-from hf_seq2seq.serving.worker import model_languages, worker_loader  # noqa: E402
+from hf_seq2seq.serving.worker import worker_loader  # noqa: E402
 
 pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
 
@@ -121,13 +122,19 @@ def test_libretranslate_client_translates_through_the_server(server, reference):
     assert status == 200 and body == {"translatedText": [reference(t) for t in texts[::2]]}
 
 
-def test_health_and_prometheus_metrics(server):
+def test_health_and_prometheus_metrics(server, trained):
     from prometheus_client.parser import text_string_to_metric_families
 
     status, body, _ = get(f"{server}/health")
-    assert status == 200 and body == {
-        "status": "ok", "engine": "torch", "source": "en", "target": "fr", "precision": "fp32"
+    (model,) = body["models"]
+    assert status == 200 and body["status"] == "ok" and body["pivot"] is True
+    assert model == {
+        "engine": "torch", "source": "en", "target": "fr", "precision": "fp32",
+        "weights_bytes": model["weights_bytes"],
     }  # fmt: skip
+    assert (
+        model["weights_bytes"] >= 4 * load_translator(trained).parameters
+    )  # fp32 weights, and their buffers
     status, text, headers = get(f"{server}/metrics")
     assert status == 200 and headers["content-type"].startswith("text/plain")
     names = {family.name for family in text_string_to_metric_families(text)}
@@ -444,8 +451,10 @@ def test_the_ctranslate2_engine_serves_an_export(trained, tmp_path):
     app = create_app(worker_loader(export, "ctranslate2"), ServeConfig(decoding=decoding))
     with ThreadServer(app) as server:
         wait_ready(server.url)
-        assert get(f"{server.url}/health")[1] == {
-            "status": "ok", "engine": "ctranslate2", "source": "en", "target": "fr", "quantization": "int8"
+        (model,) = get(f"{server.url}/health")[1]["models"]
+        assert model == {
+            "engine": "ctranslate2", "source": "en", "target": "fr", "quantization": "int8",
+            "weights_bytes": (export / "model.bin").stat().st_size,
         }  # fmt: skip
         with ThreadPoolExecutor(len(texts)) as pool:
             answers = list(

@@ -211,7 +211,7 @@ def test_source_auto_answers_the_detected_language_and_refuses_another_one(worke
         assert body["detectedLanguage"]["language"] == "en" and body["detectedLanguage"]["confidence"] > 80
         status, body = translate(c, q=GERMAN, source="auto")
         assert status == 400 and body["error"].startswith("the text is in German (de, ")
-        assert body["error"].endswith("% confidence), not English: this model translates en to fr only")
+        assert body["error"].endswith("% confidence), not English: this server translates en to fr only")
         # too short to judge: let through
         status, body = translate(c, q="hallo !", source="auto")
         assert status == 200 and body["detectedLanguage"]["language"] == "en"
@@ -504,7 +504,7 @@ def test_a_batcher_that_dies_fails_its_queue_and_health():
         def broken():
             raise RuntimeError("a bug")
 
-        service.batcher._take = broken
+        service.models[0].batcher._take = broken
         response = c.post("/translate", json={"source": "en", "target": "fr", "q": "a ."})
         assert (
             response.status_code == 503

@@ -1,11 +1,9 @@
 """`hf-seq2seq serve`: a LibreTranslate-compatible translation API with dynamic batching (uvicorn or Ray Serve)."""
 
 import argparse
-import json
 import os
 from pathlib import Path
 
-from hf_seq2seq.export.folder import EXPORT_FILE
 from hf_seq2seq.serving.config import (
     CPUS_PER_REPLICA,
     DEFAULT_HOST,
@@ -20,7 +18,6 @@ from ._common import (
     add_precision_argument,
     decoding_from,
     parser,
-    resolve_engine,
     setup_logging,
 )
 
@@ -98,21 +95,25 @@ BATCHING_FLAGS = (  # flag, the ServeConfig field it sets (its default and type)
 def build_parser() -> argparse.ArgumentParser:
     p = parser(
         "serve",
-        "Serve a model over HTTP: LibreTranslate's POST /translate (JSON or form; q a string or a list; source "
-        "or auto, detected; format text or html; alternatives; this server's confidence and glossary of source "
+        "Serve one model or several (one per language pair; a pair without one goes through English) over HTTP: "
+        "LibreTranslate's POST /translate (JSON or form; q a string or a list; source or auto, detected among "
+        "the languages served; format text or html; alternatives; this server's confidence and glossary of source "
         "term -> target term), POST /translate_file (multipart: a .txt, .html, .srt, .vtt or .docx file) with "
         "GET /download_file/<name>, POST /detect, GET /languages, GET /frontend/settings, GET /health (200 once "
-        "the model is loaded) and GET /metrics (Prometheus); LibreTranslate's request, character and batch "
+        "every model is loaded) and GET /metrics (Prometheus); LibreTranslate's request, character and batch "
         "limits, per API key from a keys file re-read when it changes. Concurrent requests are split into "
         "sentences and merged into model batches. SIGTERM stops accepting, answers the accepted requests (at "
         'most --graceful-timeout s), then exits. Needs the serve extra: pip install "hf_seq2seq[serve]" (and '
         'for --ray: "hf_seq2seq[ray]").',
-        "hf-seq2seq serve runs/cpu --port 5000\n  curl -s localhost:5000/translate -H 'Content-Type: "
+        "hf-seq2seq serve runs/en-fr runs/fr-en --port 5000\n  curl -s localhost:5000/translate -H 'Content-Type: "
         'application/json\' -d \'{"q": "How are you?", "source": "en", "target": "fr"}\'\n'
         "  curl -s localhost:5000/translate_file -F file=@notes.srt -F source=en -F target=fr",
     )
     p.add_argument(
-        "model", help="a saved model folder (with --engine ctranslate2 or onnxruntime: an export folder)"
+        "model",
+        nargs="+",
+        help="a saved model folder or an export folder (CTranslate2, ONNX); several, one per language pair, "
+        "serve every pair from this one process (each model its own batcher), e.g. runs/en-fr runs/fr-en",
     )
     add_engine_argument(p)
     add_precision_argument(p)
@@ -123,8 +124,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--languages",
         metavar="SRC-TGT",
-        help="the model's language pair, e.g. en-fr (default: what the folder records in config.json or its "
-        "result files; a CTranslate2 export records none: en-fr unless given)",
+        action="append",
+        help="the model's language pair, e.g. en-fr; with several models, once per model in their order "
+        "(default: what each folder records in config.json or its result files; an export records none: en-fr "
+        "unless given)",
+    )
+    p.add_argument(
+        "--no-pivot",
+        action="store_true",
+        help="refuse a pair no model translates (de-fr) instead of translating it through English where both "
+        "halves are served (de-en, en-fr), as LibreTranslate does by default",
+    )
+    p.add_argument(
+        "--cache-entries",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep up to N sentences' translations (and alignments, scores) so that a sentence seen again costs "
+        "no model work (default 0: off; it keeps clients' sentences in memory and a quicker answer tells one "
+        "client what another translated: docs/serving.md)",
+    )
+    p.add_argument(
+        "--cache-mib",
+        type=float,
+        default=ServeConfig.cache_bytes / (1 << 20),
+        metavar="MIB",
+        help="most memory the translation cache takes (default %(default)g MiB)",
     )
     p.add_argument(
         "--api-keys-file",
@@ -240,36 +265,19 @@ def serve_config(args: argparse.Namespace) -> ServeConfig:
         **flags, req_limit=args.req_limit, char_limit=args.char_limit, batch_limit=args.batch_limit,
         file_dir=args.file_dir, api_keys=api_keys(), api_keys_file=keys_file, cors_origins=cors_origins(args),
         public_url=args.public_url, decoding=decoding_from(args), trust_forwarded_for=args.trust_forwarded_for,
+        pivot=not args.no_pivot, cache_entries=args.cache_entries, cache_bytes=int(args.cache_mib * (1 << 20)),
     )  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
-    languages = None
-    if args.languages:
-        languages = tuple(args.languages.split("-"))
-        if len(languages) != 2 or not all(languages):
-            p.error(f"--languages must be SRC-TGT, e.g. en-fr; got {args.languages!r}")
-    resolve_engine(args)
-    check_folder(args.model, args.engine)
-    if args.engine == "ctranslate2" and args.precision not in ("fp32", export_quantization(args.model)):
-        p.error(  # as `load_translator` decides, but now rather than in the background
-            "--precision is for the torch engine; a CTranslate2 export keeps the precision it was exported with "
-            f"({export_quantization(args.model)})"
-        )
     setup_logging()
     try:
         config = serve_config(args)
     except ValueError as error:  # limits that do not go together
         p.error(str(error))
-    loader_args = dict(
-        folder=str(Path(args.model).resolve()),
-        engine=args.engine,
-        precision=args.precision,
-        languages=languages,
-        trust_remote_code=args.trust_remote_code,
-    )
+    loader_args = model_loaders(p, args)
     if args.ray:
         run_ray(loader_args, config, args)
     else:
@@ -277,7 +285,49 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_ray(loader_args: dict, config: ServeConfig, args: argparse.Namespace) -> None:
+def model_loaders(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict]:
+    """`worker_loader`'s arguments for each model, checked now rather than in the background: each folder loads
+    with its engine (`hf_seq2seq.engines.factory.check_folder`), a CTranslate2 export keeps its precision,
+    `--languages` is given once per model or not at all, and no two models translate one pair."""
+    from hf_seq2seq.engines.factory import check_folder
+    from hf_seq2seq.models.languages import model_languages, parse_pair
+
+    given = [parse_pair(text) for text in args.languages or ()]
+    if None in given:
+        p.error(f"--languages must be SRC-TGT, e.g. en-fr; got {args.languages[given.index(None)]!r}")
+    if given and len(given) != len(args.model):
+        p.error(
+            f"--languages is given {len(given)} times for {len(args.model)} models: once per model, in order"
+        )
+    loaders, pairs = [], {}
+    for number, model in enumerate(args.model):
+        engine = check_folder(model, args.engine)  # a FolderError ends the command with its message
+        if engine == "ctranslate2" and args.precision not in ("fp32", export_quantization(model)):
+            p.error(  # as `load_translator` decides, but now rather than in the background
+                "--precision is for the torch engine; a CTranslate2 export keeps the precision it was exported "
+                f"with ({model}: {export_quantization(model)})"
+            )
+        pair = given[number] if given else model_languages(model)
+        shown = "-".join(pair or ("en", "fr"))
+        if shown in pairs:
+            p.error(
+                f"{pairs[shown]} and {model} both translate {shown} (a folder that records no pair is en-fr): "
+                "serve one model per pair, or give each its pair with --languages"
+            )
+        pairs[shown] = model
+        loaders.append(
+            dict(
+                folder=str(Path(model).resolve()),
+                engine=engine,
+                precision=args.precision if engine != "ctranslate2" else "fp32",
+                languages=pair,
+                trust_remote_code=args.trust_remote_code,
+            )
+        )
+    return loaders
+
+
+def run_ray(loader_args: list[dict], config: ServeConfig, args: argparse.Namespace) -> None:
     from hf_seq2seq.serving.ray_serve import run
 
     run(
@@ -293,13 +343,14 @@ def run_ray(loader_args: dict, config: ServeConfig, args: argparse.Namespace) ->
     )
 
 
-def run_uvicorn(loader_args: dict, config: ServeConfig, args: argparse.Namespace) -> None:
+def run_uvicorn(loader_args: list[dict], config: ServeConfig, args: argparse.Namespace) -> None:
     import uvicorn
 
     from hf_seq2seq.serving.app import create_app
     from hf_seq2seq.serving.worker import worker_loader
 
-    uvicorn.Server(uvicorn_config(create_app(worker_loader(**loader_args), config), args)).run()
+    app = create_app([worker_loader(**each) for each in loader_args], config)
+    uvicorn.Server(uvicorn_config(app, args)).run()
 
 
 def uvicorn_config(app, args: argparse.Namespace):
@@ -319,25 +370,8 @@ def uvicorn_config(app, args: argparse.Namespace):
     )
 
 
-def check_folder(folder: str, engine: str) -> None:
-    """Fail now, not in the background, on a folder that cannot load."""
-    if engine == "ctranslate2":
-        if not (Path(folder) / EXPORT_FILE).is_file():
-            raise SystemExit(
-                f"hf-seq2seq serve: {folder} is not an export of `hf-seq2seq export ctranslate2` "
-                f"(no {EXPORT_FILE})"
-            )
-        return
-    if engine == "onnxruntime":
-        from hf_seq2seq.export.folder import check_onnx_export
-
-        check_onnx_export(folder)  # a NotAnOnnxExport ends the command with its message
-        return
-    from hf_seq2seq.models.folder import check_model_folder
-
-    check_model_folder(folder)  # a ModelFolderError ends the command with its message
-
-
 def export_quantization(folder: str) -> str | None:
-    """The weight type a CTranslate2 export keeps (its hf_seq2seq_export.json's quantization)."""
-    return json.loads((Path(folder) / EXPORT_FILE).read_text(encoding="utf-8")).get("quantization")
+    """The weight type a CTranslate2 export keeps (its metadata's quantization)."""
+    from hf_seq2seq.export.metadata import read_metadata
+
+    return read_metadata(Path(folder)).quantization

@@ -172,7 +172,7 @@ def run(args) -> list[str]:
         translator.align([], [])  # an engine that cannot align says so now, before anything is translated
     options = dict(batch_size=args.batch_size, decoding=decoding_from(args), source_lang=args.source_lang)
     if document:
-        from hf_seq2seq.serving.worker import model_languages
+        from hf_seq2seq.models.languages import model_languages
 
         target_lang = args.target_lang or (model_languages(args.model) or (None, None))[1]
         output = translate_document(

@@ -127,6 +127,12 @@ class Translator(ABC):
         """The decoding used, for a report: the saved `generation_config` with `decoding`'s overrides."""
         return (decoding or Decoding()).settings(self)
 
+    @property
+    def weights_bytes(self) -> int | None:
+        """The bytes the model's weights take in memory as this engine holds them (what the server states per
+        model); None where the engine cannot tell."""
+        return None
+
     def describe(self) -> dict:
         """Facts for the server's /health and logs (the engine's name is the server's own fact)."""
         return {"precision": self.precision}

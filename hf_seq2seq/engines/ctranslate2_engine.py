@@ -111,6 +111,11 @@ class CTranslate2Translator(Translator):
     def max_source_length(self) -> int:
         return self.metadata.max_source_length
 
+    @property
+    def weights_bytes(self) -> int:
+        """The export's `model.bin`, which CTranslate2 reads whole, in the weight type it keeps."""
+        return (self.export_dir / "model.bin").stat().st_size
+
     def translate_sentences(
         self,
         sentences: Sequence[str],

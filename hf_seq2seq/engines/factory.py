@@ -1,7 +1,8 @@
 """The factory of the engines: `load_translator` loads a folder as the `hf_seq2seq.engines.base.Translator`
 of the engine it names: `hf_seq2seq.engines.torch_engine.TorchTranslator` (a saved model folder),
 `hf_seq2seq.engines.ctranslate2_engine.CTranslate2Translator` (an export of `hf-seq2seq export ctranslate2`) or
-`hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator` (an export of `hf-seq2seq export onnx`).
+`hf_seq2seq.engines.onnxruntime_engine.OnnxTranslator` (an export of `hf-seq2seq export onnx`). A folder's kind,
+the engine it is for, is told from its files in one place, `engine_of`, and checked by `check_folder`.
 
 This module imports neither torch nor an engine's package: `load_translator` imports the engine it loads.
 """
@@ -12,7 +13,7 @@ import os
 from pathlib import Path
 
 from hf_seq2seq.engines.base import ENGINES, Translator
-from hf_seq2seq.export.folder import EXPORT_FILE, SUBFOLDER
+from hf_seq2seq.export.folder import EXPORT_FILE, SUBFOLDER, check_export, check_onnx_export
 from hf_seq2seq.export.metadata import read_metadata
 
 
@@ -31,6 +32,25 @@ def engine_of(folder: str | os.PathLike[str]) -> str:
         if metadata is not None and metadata.format == "onnx":
             return "onnxruntime"
     return "torch"
+
+
+def check_folder(folder: str | os.PathLike[str], engine: str = "auto") -> str:
+    """The engine `folder` loads with (`engine`; "auto": the one it is for, `engine_of`), once checked that it
+    can: a model folder's files (`hf_seq2seq.models.folder.check_model_folder`), an export's
+    (`hf_seq2seq.export.folder.check_export`). Raises the `FolderError` naming what is wrong, so that a command
+    fails at once rather than when it loads the folder."""
+    engine = engine_of(folder) if engine == "auto" else engine
+    if engine == "ctranslate2":
+        check_export(folder, "ctranslate2")
+    elif engine == "onnxruntime":
+        check_onnx_export(folder)
+    elif engine == "torch":
+        from hf_seq2seq.models.folder import check_model_folder
+
+        check_model_folder(folder)
+    else:
+        raise ValueError(f"engine must be auto or one of {', '.join(ENGINES)}; got {engine!r}")
+    return engine
 
 
 def load_translator(

@@ -176,6 +176,15 @@ class OnnxTranslator(Translator):
         self.precision, self.threads, self.export = precision, threads, export
         self.parameters, self.max_source_length = export.metadata.parameters, export.max_source_length
 
+    @property
+    def weights_bytes(self) -> int:
+        """The graph files of its precision that ONNX Runtime has loaded (the cross-attention graph once a
+        first alignment loaded it)."""
+        graphs = list(self.export.graphs(self.precision))
+        if "cross_attention" in self.__dict__:
+            graphs.append(self.export.cross_attention_graph(self.precision))
+        return sum(graph.stat().st_size for graph in graphs)
+
     @functools.cached_property
     def cross_attention(self) -> onnxruntime.InferenceSession:
         """The export's cross-attention graph (`hf_seq2seq.export.onnx.CrossAttentionGraph`), loaded when a first

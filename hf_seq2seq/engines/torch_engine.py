@@ -21,7 +21,7 @@ from hf_seq2seq.acceleration.cpu_features import cpu_supports
 from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule, align_pairs
 from hf_seq2seq.engines.base import TORCH_PRECISIONS, Translator
 from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
-from hf_seq2seq.engines.packed_weights import use_packed_weights
+from hf_seq2seq.engines.packed_weights import PACKED_WEIGHTS, use_packed_weights
 from hf_seq2seq.engines.scoring import NO_SCORE, Score
 from hf_seq2seq.models.folder import check_model_folder
 from hf_seq2seq.models.transformer_mt.length_rule import length_rule_limit
@@ -136,6 +136,19 @@ class TorchTranslator(Translator):
     @property
     def max_source_length(self) -> int:
         return self.model.config.max_position_embeddings
+
+    @property
+    def weights_bytes(self) -> int:
+        """The model's parameters and buffers, its int8 layers' weights, and the copies of weights packed for
+        oneDNN so far (`hf_seq2seq.engines.packed_weights`: made at a layer's first packed call)."""
+        tensors = [*self.model.parameters(), *self.model.buffers()]
+        for module in self.model.modules():
+            if isinstance(module, torch.ao.nn.quantized.dynamic.Linear):
+                tensors += [t for t in (module.weight(), module.bias()) if t is not None]
+            packed = PACKED_WEIGHTS.get(module)
+            if packed is not None:
+                tensors.append(packed[1])
+        return sum(t.numel() * t.element_size() for t in tensors)
 
     @property
     def device(self) -> torch.device:

@@ -30,16 +30,12 @@ from typing import Any
 
 from hf_seq2seq.errors import HfSeq2SeqError
 
-TRAINING_REPORT = "test_results.json"
-"""Written by training into its output folder: the test split's result."""
-
+# the result files' names live where a folder's language pair is read from them; imported from here too
+from hf_seq2seq.models.languages import EVAL_REPORT as EVAL_REPORT
+from hf_seq2seq.models.languages import TRAINING_REPORT as TRAINING_REPORT
 
 STANDARD_REPORT = "standard_test_results.json"
 """Written by training beside `TRAINING_REPORT`: the standard test set's result (`--standard_test_set`)."""
-
-
-EVAL_REPORT = "eval_report.json"
-"""Written by `hf-seq2seq evaluate` into its output folder."""
 
 
 _UNPUBLISHED_TRAINING_KEYS = ("best_checkpoint",)  # a path on the training machine

@@ -1,7 +1,9 @@
 """The translation service as an ASGI app: a LibreTranslate-compatible HTTP API whose dynamic batcher
 (`hf_seq2seq.serving.batcher`) merges the sentences of concurrent requests into model batches.
 
-`create_app(load_worker, config)` builds a Starlette app; `hf-seq2seq serve` runs it on uvicorn, and
+`create_app(load_workers, config)` builds a Starlette app over one model or several, each with its own batcher
+and pair (`hf_seq2seq.serving.served`): a pair without a model of its own goes through English where both halves
+are served (`hf_seq2seq.serving.routing`). `hf-seq2seq serve` runs it on uvicorn, and
 `hf_seq2seq.serving.ray_serve` runs the same app as a Ray Serve deployment. Endpoints:
 
 * ``POST /translate``: LibreTranslate's request (JSON, url-encoded or multipart form): ``q`` a string or a
@@ -11,7 +13,8 @@
   `hf_seq2seq.engines.scoring`), decoding fields ``num_beams``, ``length_penalty``, ``max_new_tokens``,
   ``no_repeat_ngram_size``, and ``glossary``, an object of source term -> target term
   (`hf_seq2seq.formats.glossary`; in a form, as JSON text). Answer: ``{"translatedText": "..."}`` (a list
-  for a list), with ``detectedLanguage``, ``alternatives`` and ``confidence`` when asked for.
+  for a list), with ``detectedLanguage``, ``alternatives`` and ``confidence`` when asked for, and
+  ``pivotLanguage`` (``"en"``) where a text went through English.
 * ``POST /detect``: LibreTranslate's ``[{"language": "en", "confidence": 97.2}, ...]`` for ``q``.
 * ``POST /translate_file``: LibreTranslate's document request (multipart form): ``file`` (one of
   `hf_seq2seq.formats.documents.DOCUMENT_FORMATS`), ``source``, ``target``, ``api_key``, and the decoding
@@ -20,9 +23,10 @@
   ``--file-expiry-minutes`` after it was made.
 * ``GET /languages``: LibreTranslate's list, ``[{"code": "en", "name": "English", "targets": ["fr"]}, ...]``.
 * ``GET /frontend/settings``: what LibreTranslate's web page and browser extensions read first.
-* ``GET /health``: LibreTranslate's 200 ``{"status": "ok", ...}`` once the model is loaded, else 503 (loading,
-  or the load failed).
-* ``GET /metrics``: Prometheus text format (`prometheus_client`).
+* ``GET /health``: LibreTranslate's 200 ``{"status": "ok", "models": [...]}`` once every model is loaded (each
+  with its engine, pair and the bytes of its weights), else 503 (loading, or a load failed).
+* ``GET /metrics``: Prometheus text format (`prometheus_client`); the models' work labelled by pair, the
+  translation cache's hits and misses (`hf_seq2seq.serving.cache`).
 * ``GET /spec``: this API as an OpenAPI document (`hf_seq2seq.serving.spec`).
 * ``POST /suggest``: LibreTranslate's 403 ``Suggestions are disabled on this server.``.
 
@@ -37,14 +41,15 @@ still loading, queue full or model stalled, 504 a model call past the batch time
 on a batch (for that batch's requests only); a client that leaves before its answer is logged as 499.
 
 The endpoints are `hf_seq2seq.serving.service.Service`'s; what a translation request goes through,
-`hf_seq2seq.serving.translation`'s; its fields and checks, `hf_seq2seq.serving.api`'s. This module puts them
-together: the routes, CORS (any origin by default, as LibreTranslate), the error handlers.
+`hf_seq2seq.serving.translation`'s (a file's, `hf_seq2seq.serving.documents`'); its fields, how they are read
+and checked, `hf_seq2seq.serving.bodies`' and `hf_seq2seq.serving.fields`'. This module puts them together: the
+routes, CORS (any origin by default, as LibreTranslate), the error handlers.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
@@ -55,7 +60,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from hf_seq2seq.serving.api import error_response
+from hf_seq2seq.serving.answers import error_response
 from hf_seq2seq.serving.config import ServeConfig
 from hf_seq2seq.serving.errors import ServeError
 from hf_seq2seq.serving.metrics import CountRequests
@@ -125,13 +130,17 @@ async def on_error(request: Request, error: Exception) -> Response:
 
 
 def create_app(
-    load_worker: Callable[[], BatchWorker], config: ServeConfig | None = None, load_in_background: bool = True
+    load_workers: Callable[[], BatchWorker] | Sequence[Callable[[], BatchWorker]],
+    config: ServeConfig | None = None,
+    load_in_background: bool = True,
 ) -> Starlette:
-    """The service as an ASGI app. `load_worker` returns the `BatchWorker` (e.g. `worker_loader(folder)`); it
-    runs in a thread when the app starts, and `/health` and `/translate` answer 503 until it has returned.
-    Without `load_in_background` the app's startup waits for it (and fails if it fails): for a host such as
-    Ray Serve that routes requests to a replica once it has started."""
-    service = Service(load_worker, config or ServeConfig())
+    """The service as an ASGI app, over one model or several (one per pair: `hf_seq2seq.serving.routing`).
+    `load_workers` returns a `BatchWorker` (e.g. `worker_loader(folder)`), or is a list of such functions; they
+    run one after another in threads when the app starts, and `/health` and `/translate` answer 503 until all
+    have returned. Without `load_in_background` the app's startup waits for them (and fails if one fails): for
+    a host such as Ray Serve that routes requests to a replica once it has started."""
+    loaders = [load_workers] if callable(load_workers) else list(load_workers)
+    service = Service(loaders, config or ServeConfig())
 
     @asynccontextmanager
     async def lifespan(app: Starlette):

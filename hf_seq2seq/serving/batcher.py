@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.serving.config import ServeConfig
 from hf_seq2seq.serving.errors import BatchFailed, BatchTimeout, QueueFull, ServeError
-from hf_seq2seq.serving.metrics import Metrics
+from hf_seq2seq.serving.metrics import ModelMetrics
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Batcher:
         self,
         call: Callable[[list[str], Decoding], list[str]],
         config: ServeConfig,
-        metrics: Metrics | None = None,
+        metrics: ModelMetrics | None = None,
         executor: ThreadPoolExecutor | None = None,
     ):
         self.call, self.config, self.metrics = call, config, metrics
@@ -98,7 +98,6 @@ class Batcher:
         logger.error("the batcher stopped", exc_info=task.exception())
         self.failed = f"the batcher stopped: {type(task.exception()).__name__}: {task.exception()}"
         self._fail_queue(ServeError(503, f"the server cannot translate: {self.failed}"))
-        self._set_ready(False)
 
     def _fail_queue(self, error: ServeError) -> None:
         """Answer every queued request with `error` and empty the queue."""
@@ -107,10 +106,6 @@ class Batcher:
                 job.future.set_exception(error)
             self._drop(job)
         self._jobs.clear()
-
-    def _set_ready(self, ready: bool) -> None:
-        if self.metrics:
-            self.metrics.ready.set(1 if ready else 0)
 
     async def close(self) -> None:
         """Stop the worker task; requests still queued (none after a graceful shutdown) fail with 503."""
@@ -254,7 +249,8 @@ class Batcher:
 
     def _stall(self, call: asyncio.Future, sentences: int) -> None:
         """A model call ran past `batch_timeout_s`: a thread cannot be stopped, so until it returns no batch
-        runs, the queue is answered 503 (new requests too) and the model is not ready (``/health``)."""
+        runs, the queue is answered 503 (new requests too) and the model is not ready (``/health``, the service
+        tells it from `stalled`)."""
         seconds = self.config.batch_timeout_s
         logger.error(
             "a model call on %d sentences has run past %g s; no batch runs until it returns",
@@ -265,14 +261,12 @@ class Batcher:
         self._fail_queue(
             ServeError(503, f"the server cannot translate now: {self.stalled}", {"Retry-After": "5"})
         )
-        self._set_ready(False)
 
         def returned(done: asyncio.Future) -> None:
             if not done.cancelled() and done.exception() is not None:
                 logger.warning("the late model call failed: %r", done.exception())
             logger.warning("the late model call has returned; batches run again")
             self.stalled = None
-            self._set_ready(self.failed is None)
             self._wake.set()
 
         call.add_done_callback(returned)

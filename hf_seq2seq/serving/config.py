@@ -112,6 +112,14 @@ class ServeConfig:
     """The server's address as clients reach it (e.g. ``https://translate.example.org``): ``translatedFileUrl``
     is this plus ``/download_file/<name>``. None: the link is relative (``/download_file/<name>``), never built
     from the request's ``Host`` header, which the client chooses."""
+    pivot: bool = True
+    """Translate a pair no model translates through English where both halves are served (``de-fr``: ``de-en``
+    then ``en-fr``), as LibreTranslate does (`hf_seq2seq.serving.routing`); False: such a pair is refused."""
+    cache_entries: int = 0
+    """Most entries of the translation cache (a sentence's translation, alignment or score,
+    `hf_seq2seq.serving.cache`); 0, the default: no cache (why: that module's docstring)."""
+    cache_bytes: int = 64 << 20
+    """Most bytes the translation cache holds (64 MiB)."""
     decoding: Decoding = field(default_factory=Decoding)
     """The server's decoding; a request's decoding fields override it."""
     watch_disconnect: bool = True
@@ -132,6 +140,7 @@ class ServeConfig:
             "max_answer_bytes",
             "max_stored_bytes",
             "max_key_failures",
+            "cache_bytes",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -143,6 +152,8 @@ class ServeConfig:
                 f"alternatives_limit must be from 0 to max_beams - 1 ({self.max_beams - 1}): each alternative is "
                 f"one more beam; got {self.alternatives_limit}"
             )
+        if self.cache_entries < 0:
+            raise ValueError(f"cache_entries must be >= 0 (0: no cache), got {self.cache_entries}")
         if not self.batch_timeout_s > 0:
             raise ValueError(f"batch_timeout_s must be positive, got {self.batch_timeout_s}")
         for name in ("max_wait_ms", "arrival_gap_ms"):

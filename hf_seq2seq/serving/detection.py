@@ -2,10 +2,11 @@
 a naive Bayes model over byte n-grams of 140 languages, shipped inside the package and read offline).
 
 `LanguageDetector.rank` gives the likeliest languages of a text with their probabilities;
-`LanguageDetector.guess` says whether a text can be trusted to be in a given language. A model translates from
-one language, so a text that is reliably in another is refused rather than translated into nonsense;
-detection is unreliable on short texts ("OK", a name), which are let through: a text is judged only from
-`MIN_CHARS` characters on, and only a language given at least `MIN_PROBABILITY` counts. On 5,000 random
+`LanguageDetector.guess` picks the likeliest of the languages a text may be in (the sources a server translates
+into the target asked for) and says whether the text is reliably in another one. A model translates from one
+language, so a text that is reliably in a language no model here translates is refused rather than translated
+into nonsense; detection is unreliable on short texts ("OK", a name), which are let through: a text is judged
+only from `MIN_CHARS` characters on, and only a language given at least `MIN_PROBABILITY` counts. On 5,000 random
 fra-eng pairs these thresholds refused none of the English sources (of 4,198 with 20 characters or more), and
 caught 91% of the French targets of that length as not English.
 """
@@ -13,6 +14,7 @@ caught 91% of the French targets of that length as not English.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 MIN_CHARS = 20
@@ -26,8 +28,9 @@ TOP = 3
 
 @dataclass(frozen=True)
 class Guess:
-    """The detector's view of a text against the `expected` language: its likeliest `language` with its
-    `probability`, `expected`'s own probability, and whether the text is reliably in another language."""
+    """The detector's view of a text against the languages it may be in: its likeliest `language` with its
+    `probability`, the likeliest of those it may be in (`expected`) with its probability, and whether the text
+    is reliably in a language other than those."""
 
     language: str
     probability: float
@@ -60,13 +63,18 @@ class LanguageDetector:
         """Every language the detector knows with its probability for `text`, likeliest first."""
         return [(language, float(p)) for language, p in (self._identifier or self._load()).rank(text)]
 
-    def guess(self, text: str, expected: str) -> Guess:
-        """What `text` looks like, against the `expected` language (see `Guess` and the module docstring)."""
-        ranked = self.rank(text) if text.strip() else [(expected, 0.0)]
-        language, probability = ranked[0]
-        expected_probability = next((p for code, p in ranked if code == expected), 0.0)
-        other = language != expected and probability >= MIN_PROBABILITY and len(text.strip()) >= MIN_CHARS
-        return Guess(language, probability, expected, expected_probability, other)
+    def guess(self, text: str, candidates: str | Sequence[str]) -> Guess:
+        """What `text` looks like, against the `candidates` it may be in (a language, or several: the first
+        wins a tie, as for a blank text); see `Guess` and the module docstring."""
+        candidates = [candidates] if isinstance(candidates, str) else list(candidates)
+        ranked = self.rank(text) if text.strip() else []
+        probabilities = dict(ranked)
+        expected = max(candidates, key=lambda code: probabilities.get(code, 0.0))
+        language, probability = ranked[0] if ranked else (expected, 0.0)
+        other = (
+            language not in candidates and probability >= MIN_PROBABILITY and len(text.strip()) >= MIN_CHARS
+        )
+        return Guess(language, probability, expected, probabilities.get(expected, 0.0), other)
 
     def top(self, text: str) -> list[dict]:
         """``/detect``'s answer: LibreTranslate's ``[{"language": "en", "confidence": 97.2}, ...]``, `TOP`

@@ -6,12 +6,13 @@ parses, calls `translate_sentences` on all its sentences, `align` on those it ne
 together. In the server it runs in a thread of its own (the app's formats threads, off the event loop), on a
 `BatchedTranslator` per request, which sends
 
-* its sentences through the dynamic batcher (`hf_seq2seq.serving.batcher`), as a plain request's: they share
+* its sentences through the model's cache (`hf_seq2seq.serving.cache`, when on) and dynamic batcher
+  (`hf_seq2seq.serving.batcher`), as a plain request's: they share
   model batches with concurrent requests, the queue's limits and `QueueFull` apply, and the one model call at
   a time stays one; a document's sentences go in slices of one batch each, one slice after another, so that a
   long document neither fills the queue nor holds the model from the requests that arrive meanwhile;
-* its alignments and scores (`Translator.align`, `Translator.score`: one teacher-forced pass each) to the
-  model thread, between two batches: the batcher merges translations only, and the model and its tokenizer are
+* its alignments and scores (`Translator.align`, `Translator.score`: one teacher-forced pass each), those the
+  cache lacks, to the model thread, between two batches: the batcher merges translations only, and the model and its tokenizer are
   used by one thread at a time. A wait for the model thread is bounded (twice the batch timeout: the batch
   before, then this call): past it the request gets 504.
 
@@ -29,36 +30,35 @@ import asyncio
 import concurrent.futures
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
-from hf_seq2seq.engines.alignment import Alignment
+from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule
 from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.scoring import Score
-from hf_seq2seq.serving.batcher import Batcher
 from hf_seq2seq.serving.errors import ClientGone, ServeError
-from hf_seq2seq.serving.worker import BatchWorker, Task
+from hf_seq2seq.serving.served import ServedModel
+from hf_seq2seq.serving.worker import Task
 
 
 class BatchedTranslator(Translator):
-    """The worker's `Translator` as one request of the server sees it (see the module docstring): sentences
-    through `batcher`, alignments on `model_thread`, both awaited from a thread other than the event loop's and
-    the model's. Its `tokenizer` is the worker's `split_tokenizer`, which the model thread does not use."""
+    """A served model's `Translator` as one request of the server sees it (see the module docstring):
+    sentences through the model's cache and batcher (`ServedModel.translate`), alignments and scores through its
+    cache on its model thread, both awaited from a thread other than the event loop's and the model's. Its
+    `tokenizer` is the worker's `split_tokenizer`, which the model thread does not use."""
 
     def __init__(
         self,
-        worker: BatchWorker,
-        batcher: Batcher,
-        model_thread: ThreadPoolExecutor,
+        model: ServedModel,
         loop: asyncio.AbstractEventLoop,
         decoding: Decoding,
         slice_sentences: int,
     ):
+        worker = model.worker
         translator = worker.translator
         self.engine, self.tokenizer = translator.engine, worker.split_tokenizer
         self.generation_config, self.precision = translator.generation_config, translator.precision
         self.parameters, self.max_source_length = translator.parameters, translator.max_source_length
-        self.worker, self.batcher, self.model_thread, self.loop = worker, batcher, model_thread, loop
+        self.model, self.worker, self.config, self.loop = model, worker, model.batcher.config, loop
         self.decoding, self.slice_sentences = decoding, slice_sentences
         self.sentences = self.chars = 0
         self._cancelled = threading.Event()
@@ -72,8 +72,9 @@ class BatchedTranslator(Translator):
         max_source_length: int | None = None,
         progress: bool = False,
     ) -> list[str]:
-        """Translations of `sentences` by the batcher (the request's decoding unless `decoding` is given);
-        `batch_size`, `max_source_length` and `progress` are the batcher's and the worker's to decide."""
+        """Translations of `sentences` by the model's cache and batcher (the request's decoding unless
+        `decoding` is given); `batch_size`, `max_source_length` and `progress` are the batcher's and the
+        worker's to decide."""
         decoding = decoding or self.decoding
         self._count(sentences)
         out: list[str] = []
@@ -82,23 +83,37 @@ class BatchedTranslator(Translator):
             lengths = [self.worker.length(sentence) for sentence in part]
             out += self._wait(
                 asyncio.run_coroutine_threadsafe(
-                    self.batcher.translate(part, lengths, Task(decoding)), self.loop
+                    self.model.translate(part, lengths, Task(decoding)), self.loop
                 )
             )
         return out
 
-    def align(self, sources: Sequence[str], targets: Sequence[str], *args, **kwargs) -> list[Alignment]:
-        """The worker's `Translator.align` (with the same arguments), on the model thread."""
-        return self._on_model_thread(self.worker.translator.align, sources, targets, *args, **kwargs)
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        batch_size: int = 64,
+        rule: AlignmentRule = DEFAULT_RULE,
+    ) -> list[Alignment]:
+        """The worker's `Translator.align` of the pairs the cache lacks, on the model thread."""
 
-    def score(self, sources: Sequence[str], targets: Sequence[str], *args, **kwargs) -> list[Score]:
-        """The worker's `Translator.score` (with the same arguments), on the model thread."""
-        return self._on_model_thread(self.worker.translator.score, sources, targets, *args, **kwargs)
+        def align(sources: list[str], targets: list[str], rule: AlignmentRule) -> list[Alignment]:
+            return self.worker.translator.align(sources, targets, batch_size, rule)
+
+        return self._on_model_thread(self.model.pairs, "align", align, sources, targets, rule)
+
+    def score(self, sources: Sequence[str], targets: Sequence[str], batch_size: int = 64) -> list[Score]:
+        """The worker's `Translator.score` of the pairs the cache lacks, on the model thread."""
+
+        def score(sources: list[str], targets: list[str]) -> list[Score]:
+            return self.worker.translator.score(sources, targets, batch_size)
+
+        return self._on_model_thread(self.model.pairs, "score", score, sources, targets)
 
     def _count(self, sentences: Sequence[str]) -> None:
         """Count `sentences` against the document's limits (413 past them)."""
         self._check()
-        config = self.batcher.config
+        config = self.config
         self.sentences += len(sentences)
         self.chars += sum(map(len, sentences))
         if self.sentences > config.max_document_sentences:
@@ -119,9 +134,9 @@ class BatchedTranslator(Translator):
 
     def _on_model_thread(self, function, *args, **kwargs):
         self._check()
-        timeout = 2 * self.batcher.config.batch_timeout_s
+        timeout = 2 * self.config.batch_timeout_s
         try:
-            return self._wait(self.model_thread.submit(function, *args, **kwargs), timeout)
+            return self._wait(self.model.thread.submit(function, *args, **kwargs), timeout)
         except TimeoutError:
             raise ServeError(504, f"the model has not answered in {timeout:g} s") from None
 

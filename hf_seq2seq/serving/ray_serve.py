@@ -1,16 +1,17 @@
-"""The translation service as a Ray Serve deployment: the same app (`hf_seq2seq.serving.app.create_app`) and
-batcher in every replica, each replica with its own copy of the model; Ray's HTTP proxies spread requests over
-the replicas, and autoscaling adds or removes replicas by ongoing requests.
+"""The translation service as a Ray Serve deployment: the same app (`hf_seq2seq.serving.app.create_app`) in
+every replica, each replica with its own copy of every model served (one app that routes each pair to its
+model, each model with its own batcher, as in `hf-seq2seq serve`); Ray's HTTP proxies spread requests over the
+replicas, and autoscaling adds or removes replicas by ongoing requests.
 
-Started by `hf-seq2seq serve MODEL --ray [--replicas N] [--max-replicas M]` (a local Ray instance, or
-`--ray-address` of a running cluster), or on a cluster by Ray's own CLI with the application builder
+Started by `hf-seq2seq serve MODEL [MODEL ...] --ray [--replicas N] [--max-replicas M]` (a local Ray instance,
+or `--ray-address` of a running cluster), or on a cluster by Ray's own CLI with the application builder
 `build_app`::
 
-    serve run hf_seq2seq.serving.ray_serve:build_app model=/models/cpu engine=torch
+    serve run hf_seq2seq.serving.ray_serve:build_app model=/models/en-fr,/models/fr-en
     serve deploy docs/serve_ray.yaml          # a config file: replicas, autoscaling, CPUs per replica
 
-Every node that may host a replica needs the package (with the ray extra) and the model folder at the
-same path (a shared file system, or a copy on each node).
+Every node that may host a replica needs the package (with the ray extra) and the model folders at the
+same paths (a shared file system, or a copy on each node).
 """
 
 from __future__ import annotations
@@ -43,17 +44,20 @@ DEPLOYMENT_NAME = "TranslationService"
 
 @serve.ingress()
 class TranslationService:
-    """One replica: loads the model (before Ray routes requests to it) and serves `create_app`'s routes."""
+    """One replica: loads the models (before Ray routes requests to it) and serves `create_app`'s routes.
+    `loader_args` are `worker_loader`'s arguments, one dict per model (or one dict: one model)."""
 
-    def __init__(self, loader_args: dict, config: ServeConfig):
-        self.loader_args, self.config = loader_args, config
+    def __init__(self, loader_args: list[dict] | dict, config: ServeConfig):
+        self.loader_args = [loader_args] if isinstance(loader_args, dict) else list(loader_args)
+        self.config = config
 
     def __serve_build_asgi_app__(self):
-        return create_app(worker_loader(**self.loader_args), self.config, load_in_background=False)
+        loaders = [worker_loader(**each) for each in self.loader_args]
+        return create_app(loaders, self.config, load_in_background=False)
 
 
 def deployment(
-    loader_args: dict,
+    loader_args: list[dict] | dict,
     config: ServeConfig,
     replicas: int | None = None,
     max_replicas: int | None = None,
@@ -86,22 +90,30 @@ def deployment(
 
 def build_app(args: dict):
     """Ray Serve's application builder (`serve run hf_seq2seq.serving.ray_serve:build_app model=...
-    key=value`, or `import_path` with `args` in a config file): `model` (required), `engine`, `precision`,
-    `languages` ("en-fr"), `trust_remote_code`, any `ServeConfig` field (limits, batching; `api_keys`
-    comma-separated) and the decoding fields (`DECODING_FIELDS`). Replicas and autoscaling: the config file's
-    `deployments` section, or `replicas`, `max_replicas`, `target_ongoing_requests`, `cpus_per_replica`
-    here."""
+    key=value`, or `import_path` with `args` in a config file): `model` (required: a folder, or several, a list
+    or comma-separated), `engine` (default auto: each folder's own), `precision`, `languages` ("en-fr", one per
+    model, a list or comma-separated), `trust_remote_code`, any `ServeConfig` field (limits, batching, `pivot`,
+    `cache_entries`; `api_keys` comma-separated) and the decoding fields (`DECODING_FIELDS`). Replicas and
+    autoscaling: the config file's `deployments` section, or `replicas`, `max_replicas`,
+    `target_ongoing_requests`, `cpus_per_replica` here."""
     args = dict(args)
     if "model" not in args:
-        raise ValueError("build_app needs model=<a saved model folder or CTranslate2 export>")
-    languages = args.pop("languages", None)
-    loader_args = {
-        "folder": str(args.pop("model")),
-        "engine": args.pop("engine", "torch"),
+        raise ValueError(
+            "build_app needs model=<a saved model folder or export, or several, comma-separated>"
+        )
+    models = _items(args.pop("model"))
+    languages = [tuple(pair.split("-")) for pair in _items(args.pop("languages", None) or [])]
+    if languages and len(languages) != len(models):
+        raise ValueError(f"languages names {len(languages)} pairs for {len(models)} models: one per model")
+    shared = {
+        "engine": args.pop("engine", "auto"),
         "precision": args.pop("precision", "fp32"),
-        "languages": tuple(languages.split("-")) if isinstance(languages, str) else languages,
         "trust_remote_code": _flag(args.pop("trust_remote_code", False)),
     }
+    loader_args = [
+        {"folder": str(model), "languages": languages[number] if languages else None, **shared}
+        for number, model in enumerate(models)
+    ]
     decoding = {name: args.pop(name) for name in DECODING_FIELDS if name in args}
     scaling = {
         name: args.pop(name)
@@ -111,6 +123,12 @@ def build_app(args: dict):
     config = serve_config(args, decoding)
     scaling = {k: (int(v) if k in ("replicas", "max_replicas") else float(v)) for k, v in scaling.items()}
     return deployment(loader_args, config, **scaling)
+
+
+def _items(value) -> list[str]:
+    """A list given as a list, or as comma-separated text (Ray's command line)."""
+    items = value.split(",") if isinstance(value, str) else value
+    return [str(item).strip() for item in items if str(item).strip()]
 
 
 def serve_config(args: dict, decoding: dict) -> ServeConfig:
@@ -126,7 +144,7 @@ def serve_config(args: dict, decoding: dict) -> ServeConfig:
         if name in ("api_keys", "cors_origins"):
             items = (k.strip() for k in (value.split(",") if isinstance(value, str) else value) if k.strip())
             value = frozenset(items) if name == "api_keys" else tuple(items)
-        elif name == "watch_disconnect":
+        elif name in ("watch_disconnect", "trust_forwarded_for", "pivot"):
             value = _flag(value)
         elif name in (
             "max_wait_ms",
@@ -152,7 +170,7 @@ def _flag(value) -> bool:
 
 
 def run(
-    loader_args: dict,
+    loader_args: list[dict],
     config: ServeConfig,
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,

@@ -1,7 +1,7 @@
-"""The service behind the app: `Service`, its state (the worker once loaded, the batcher, the threads, the
-translated files, the keys and request limits, the metrics), its start and stop, who it admits, and its
-endpoints, each answering JSON or ``{"error": message}`` with its status. What the translating endpoints do
-with a request is `hf_seq2seq.serving.translation`'s."""
+"""The service behind the app: `Service`, its state (the models once loaded, each with its batcher and thread,
+and their routes; the translation cache; the threads, the translated files, the keys and request limits, the
+metrics), its start and stop, who it admits, and its endpoints, each answering JSON or ``{"error": message}``
+with its status. What the translating endpoints do with a request is `hf_seq2seq.serving.translation`'s."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -17,15 +17,18 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS
-from hf_seq2seq.serving import translation
-from hf_seq2seq.serving.api import check_api_key, error_response, frontend_settings, language_list
-from hf_seq2seq.serving.batcher import Batcher
+from hf_seq2seq.serving import documents, sources, translation
+from hf_seq2seq.serving.answers import error_response, frontend_settings, language_list
+from hf_seq2seq.serving.cache import TranslationCache
 from hf_seq2seq.serving.config import ServeConfig
 from hf_seq2seq.serving.detection import LanguageDetector
 from hf_seq2seq.serving.errors import BatchFailed, ClientGone, ServeError
+from hf_seq2seq.serving.fields import check_api_key
 from hf_seq2seq.serving.files import MAX_NAME, MEDIA_TYPES, FileStore, download_name, extension_of
 from hf_seq2seq.serving.limits import ApiKeys, KeyLimits, RateLimiter
 from hf_seq2seq.serving.metrics import Metrics
+from hf_seq2seq.serving.routing import Routes
+from hf_seq2seq.serving.served import ServedModel, load_models
 from hf_seq2seq.serving.worker import BatchWorker
 
 logger = logging.getLogger(__name__)
@@ -41,13 +44,19 @@ SWEEP_SECONDS = 60.0
 class Service:
     """The app's state and its endpoints (see the module docstring)."""
 
-    def __init__(self, load_worker: Callable[[], BatchWorker], config: ServeConfig):
-        self.load_worker, self.config = load_worker, config
+    def __init__(self, loaders: Sequence[Callable[[], BatchWorker]], config: ServeConfig):
+        self.loaders, self.config = list(loaders), config
         self.metrics = Metrics()
-        self.worker: BatchWorker | None = None
+        self.metrics.ready.set_function(lambda: 1 if self.routes is not None and not self.trouble() else 0)
+        self.cache = None
+        if config.cache_entries:
+            self.cache = TranslationCache(config.cache_entries, config.cache_bytes)
+            self.metrics.cache_entries.set_function(lambda: len(self.cache))
+            self.metrics.cache_bytes.set_function(lambda: self.cache.bytes)
+        self.models: list[ServedModel] = []
+        self.routes: Routes | None = None
+        """The pairs the models translate, once every model is loaded; None before."""
         self.load_error: str | None = None
-        self.batcher: Batcher | None = None
-        self.model_thread = ThreadPoolExecutor(1, thread_name_prefix="hf-seq2seq-model")
         self.split_thread = ThreadPoolExecutor(1, thread_name_prefix="hf-seq2seq-split")
         self.formats_threads = ThreadPoolExecutor(FORMAT_THREADS, thread_name_prefix="hf-seq2seq-formats")
         self.files: FileStore | None = None
@@ -70,18 +79,23 @@ class Service:
             raise RuntimeError(f"the model failed to load: {self.load_error}")
 
     async def _load(self) -> None:
+        """Load every model, then route their pairs and start their batchers; a model that fails to load, or
+        two of one pair, leave the service failed (503 with the reason)."""
         started = time.perf_counter()
         try:
-            worker = await asyncio.get_running_loop().run_in_executor(self.model_thread, self.load_worker)
+            self.models = await load_models(self.loaders, self.config, self.metrics, self.cache)
+            routes = Routes(self.models, self.config.pivot)
         except Exception as error:
-            logger.exception("loading the model failed")
+            logger.exception("loading the models failed")
             self.load_error = f"{type(error).__name__}: {error}"
             return
-        self.batcher = Batcher(worker.run, self.config, self.metrics, self.model_thread)
-        self.batcher.start()
-        self.worker = worker
-        self.metrics.ready.set(1)
-        logger.info("model ready in %.1f s: %s", time.perf_counter() - started, worker.describe())
+        for model in self.models:
+            model.batcher.start()
+        self.routes = routes
+        logger.info(
+            "%d model(s) ready in %.1f s: %s", len(self.models), time.perf_counter() - started,
+            ", ".join(model.name for model in self.models),
+        )  # fmt: skip
 
     async def _sweep(self) -> None:
         """Delete expired files, forever."""
@@ -96,21 +110,29 @@ class Service:
         for task in (self._loading, self._sweeping):
             if task is not None and not task.done():
                 task.cancel()
-        if self.batcher is not None:
-            await self.batcher.close()
-        self.model_thread.shutdown(wait=False, cancel_futures=True)
+        for model in self.models:
+            await model.close()
         self.split_thread.shutdown(wait=False, cancel_futures=True)
         self.formats_threads.shutdown(wait=False, cancel_futures=True)
         if self.files is not None:
             self.files.close()
 
     # ----------------------------------------------------------------------------------------- admission
-    def ready_worker(self) -> BatchWorker:
-        if self.worker is None:
+    def ready_routes(self) -> Routes:
+        """The routes once every model is loaded; 503 before, or when one failed to load."""
+        if self.routes is None:
             if self.load_error:
                 raise ServeError(503, f"the model failed to load: {self.load_error}")
             raise ServeError(503, "the model is loading; retry shortly", {"Retry-After": "5"})
-        return self.worker
+        return self.routes
+
+    def trouble(self) -> tuple[str, str] | None:
+        """("failed" or "stalled", why) for the first model whose batcher failed or stalled; None if none."""
+        for model in self.models:
+            if model.trouble:
+                kind = "failed" if model.batcher.failed else "stalled"
+                return kind, model.trouble if len(self.models) == 1 else f"{model.name}: {model.trouble}"
+        return None
 
     def admit(self, request: Request, fields: dict) -> KeyLimits | None:
         """When keys are configured: 429 to an address past `ServeConfig.max_key_failures` requests with a
@@ -177,10 +199,10 @@ class Service:
         return response
 
     async def translate_file_endpoint(self, request: Request) -> Response:
-        return await self.answer(translation.translate_file(self, request))
+        return await self.answer(documents.translate_file(self, request))
 
     async def detect_endpoint(self, request: Request) -> Response:
-        return await self.answer(translation.detect(self, request))
+        return await self.answer(sources.detect(self, request))
 
     async def download_file_endpoint(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -202,27 +224,29 @@ class Service:
         )
 
     async def languages_endpoint(self, request: Request) -> Response:
-        return JSONResponse(language_list(self.ready_worker()))
+        return JSONResponse(language_list(self.ready_routes()))
 
     async def frontend_settings_endpoint(self, request: Request) -> Response:
-        worker = self.ready_worker()
+        routes = self.ready_routes()
         formats = sorted(DOCUMENT_FORMATS)
-        if worker.translator is None or worker.alignment_error:
-            formats = [".txt"] if worker.translator is not None else []  # the formats that need no alignment
-        return JSONResponse(frontend_settings(worker, self.config, self.keys, formats))
+        for model in routes.models:
+            worker = model.worker
+            if worker.translator is None or worker.alignment_error:  # the formats that need no alignment
+                formats = [f for f in formats if f == ".txt"] if worker.translator is not None else []
+        return JSONResponse(frontend_settings(routes, self.config, self.keys, formats))
 
     async def health_endpoint(self, request: Request) -> Response:
-        """LibreTranslate's ``{"status": "ok"}`` (with the engine's facts) once the model is loaded; 503 with
-        another status before, or while the batcher is stalled or has failed."""
-        batcher = self.batcher
-        if batcher is not None and (batcher.failed or batcher.stalled):
-            status = "failed" if batcher.failed else "stalled"
+        """LibreTranslate's ``{"status": "ok"}`` once every model is loaded, with each model's facts (engine,
+        pair, bytes of its weights) and whether pairs pivot through English; 503 with another status before,
+        or while a model's batcher is stalled or has failed."""
+        trouble = self.trouble()
+        if trouble is not None:
             return JSONResponse(
-                {"status": status, "error": batcher.failed or batcher.stalled}, status_code=503,
-                headers={"Retry-After": "5"},
-            )  # fmt: skip
-        if self.worker is not None:
-            return JSONResponse({"status": "ok", **self.worker.describe()})
+                {"status": trouble[0], "error": trouble[1]}, status_code=503, headers={"Retry-After": "5"}
+            )
+        if self.routes is not None:
+            models = [model.describe() for model in self.models]
+            return JSONResponse({"status": "ok", "models": models, "pivot": self.routes.pivot})
         if self.load_error:
             return JSONResponse({"status": "failed", "error": self.load_error}, status_code=503)
         return JSONResponse({"status": "loading"}, status_code=503, headers={"Retry-After": "5"})

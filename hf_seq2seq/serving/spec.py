@@ -63,8 +63,11 @@ def openapi_document(config: ServeConfig) -> dict:
         },
     }
     languages = {
-        "source": {"type": "string", "description": "the model's source language, or auto"},
-        "target": {"type": "string", "description": "the model's target language"},
+        "source": {
+            "type": "string",
+            "description": "a language served (GET /languages), or auto: each text's own, detected",
+        },
+        "target": {"type": "string", "description": "one of the source's targets (GET /languages)"},
         "api_key": {"type": "string"},
     }
     translate = {
@@ -82,6 +85,11 @@ def openapi_document(config: ServeConfig) -> dict:
             "detectedLanguage": {"oneOf": [DETECTED, {"type": "array", "items": DETECTED}]},
             "alternatives": {"type": "array"},
             "confidence": {"oneOf": [{"type": "number", "nullable": True}, {"type": "array"}]},
+            "pivotLanguage": {
+                "oneOf": [{"type": "string"}, {"type": "array"}],
+                "description": "where a text went through English (a pair without a model of its own); this "
+                "server's own",
+            },
         },
         "required": ["translatedText"],
     }
@@ -100,7 +108,15 @@ def openapi_document(config: ServeConfig) -> dict:
                 "summary": f"Translate a file: {', '.join(sorted(DOCUMENT_FORMATS))}",
                 "requestBody": _body(file_fields, ["file", "source", "target"], multipart=True),
                 "responses": {
-                    "200": _json({"type": "object", "properties": {"translatedFileUrl": {"type": "string"}}}),
+                    "200": _json(
+                        {
+                            "type": "object",
+                            "properties": {
+                                "translatedFileUrl": {"type": "string"},
+                                "pivotLanguage": {"type": "string"},
+                            },
+                        }
+                    ),
                     **_errors(400, 403, 408, 413, 415, 429, 503, 504),
                 },
             }
@@ -129,7 +145,7 @@ def openapi_document(config: ServeConfig) -> dict:
         },
         "/languages": {
             "get": {
-                "summary": "The languages this server translates",
+                "summary": "The languages this server translates, each with its targets",
                 "responses": {"200": _json({"type": "array", "items": {"type": "object"}}), **_errors(503)},
             }
         },
@@ -144,7 +160,8 @@ def openapi_document(config: ServeConfig) -> dict:
         },
         "/health": {
             "get": {
-                "summary": 'Whether the model is loaded: {"status": "ok"} with the engine\'s facts',
+                "summary": 'Whether every model is loaded: {"status": "ok"} with each model\'s facts (engine, '
+                "pair, bytes of its weights)",
                 "responses": {
                     "200": _json({"type": "object"}),
                     "503": _json({"type": "object"}, "not ready"),

@@ -1,21 +1,20 @@
 """What the service translates with: a `BatchWorker` (a language pair, sentence splitting with lengths in
 model tokens, and one batch call, `run`, of a `Task`), `TranslatorWorker` over any engine's `Translator`, and
 `worker_loader`, which loads a saved or exported folder into one (with the language pair the folder records,
-`model_languages`)."""
+`hf_seq2seq.models.languages.model_languages`)."""
 
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from hf_seq2seq.data.segmentation import LANGUAGES, Segmented, split_sentences, token_length
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.scoring import Score
+from hf_seq2seq.models.languages import model_languages
 
 logger = logging.getLogger(__name__)
 
@@ -167,32 +166,6 @@ class TranslatorWorker(BatchWorker):
         return super().describe() | self.translator.describe()
 
 
-def model_languages(folder: str | os.PathLike[str]) -> tuple[str, str] | None:
-    """The (source, target) languages a saved folder records: the ``translation_<src>_to_<tgt>`` pipeline
-    task of its ``config.json`` (training registers it), else the ``direction`` of its result files
-    (``test_results.json``, ``eval_report.json``); None when it records none (e.g. a CTranslate2 export)."""
-    folder = Path(folder)
-    try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        config = {}
-    for task in (config.get("custom_pipelines") or {}) if isinstance(config, dict) else ():
-        parts = task.split("_")
-        if len(parts) == 4 and parts[0] == "translation" and parts[2] == "to":
-            return parts[1], parts[3]
-    from hf_seq2seq.evaluation.report import EVAL_REPORT, TRAINING_REPORT
-
-    for name in (TRAINING_REPORT, EVAL_REPORT):
-        try:
-            direction = json.loads((folder / name).read_text(encoding="utf-8")).get("direction", "")
-        except (OSError, ValueError, AttributeError):
-            continue
-        parts = direction.split("-") if isinstance(direction, str) else []
-        if len(parts) == 2 and all(parts):
-            return parts[0], parts[1]
-    return None
-
-
 def worker_loader(
     folder: str | os.PathLike[str],
     engine: str = "torch",
@@ -203,7 +176,7 @@ def worker_loader(
     """A function that loads `folder` with `hf_seq2seq.engines.factory.load_translator` (`engine`,
     `precision`) into a `TranslatorWorker` (the server calls it in the background, answering 503 until it
     returns). `languages` is the (source, target) pair; default: what the folder records
-    (`model_languages`), else en-fr."""
+    (`hf_seq2seq.models.languages.model_languages`), else en-fr."""
 
     def load() -> TranslatorWorker:
         from hf_seq2seq.engines.factory import load_translator

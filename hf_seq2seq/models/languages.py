@@ -1,0 +1,48 @@
+"""A saved folder's language pair, read from its files alone (no transformers, no torch): what `hf-seq2seq
+serve`, `translate`, `demo` and `web` take a folder's direction from.
+
+A folder records its pair in two places: the ``translation_<src>_to_<tgt>`` pipeline task of its ``config.json``
+(training registers it: `hf_seq2seq.models.folder.register_pipeline`), and the ``direction`` of its result
+files (`TRAINING_REPORT`, `EVAL_REPORT`: `hf_seq2seq.evaluation.report`'s). An export folder of
+`hf-seq2seq export` records neither: its pair is given where it is served.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+TRAINING_REPORT = "test_results.json"
+"""Written by training into its output folder: the test split's result."""
+EVAL_REPORT = "eval_report.json"
+"""Written by `hf-seq2seq evaluate` into its output folder."""
+
+
+def parse_pair(text: str) -> tuple[str, str] | None:
+    """A "SRC-TGT" pair (``en-fr``) as (source, target); None for anything else."""
+    parts = text.split("-") if isinstance(text, str) else []
+    return (parts[0], parts[1]) if len(parts) == 2 and all(parts) else None
+
+
+def model_languages(folder: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """The (source, target) languages a saved folder records: the ``translation_<src>_to_<tgt>`` pipeline
+    task of its ``config.json``, else the ``direction`` of its result files; None when it records none (an
+    export, a folder that is not this package's)."""
+    folder = Path(folder)
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        config = {}
+    for task in (config.get("custom_pipelines") or {}) if isinstance(config, dict) else ():
+        parts = task.split("_")
+        if len(parts) == 4 and parts[0] == "translation" and parts[2] == "to":
+            return parts[1], parts[3]
+    for name in (TRAINING_REPORT, EVAL_REPORT):
+        try:
+            direction = json.loads((folder / name).read_text(encoding="utf-8")).get("direction", "")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if pair := parse_pair(direction):
+            return pair
+    return None
