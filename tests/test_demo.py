@@ -195,3 +195,57 @@ def test_the_app_in_a_headless_browser(model_dir):
     finally:
         browser.quit()
         demo.close()
+
+
+def test_several_models_are_one_direction_each(memorising_folder, memorising_fr_en_folder):
+    from hf_seq2seq.apps.demo import empty_hint, load_directions
+
+    directions = load_directions([memorising_folder, memorising_fr_en_folder], device="cpu")
+    assert list(directions) == ["English → French", "French → English"]
+    back = directions["French → English"]
+    assert answer(back.translator, "merci !").translation == "thank you !"
+    assert answer(back.translator, "", hint=empty_hint(back.source)).message.startswith(
+        "Type a sentence in French"
+    )
+    with pytest.raises(ValueError, match="both translate English → French"):
+        load_directions([memorising_folder, memorising_folder], device="cpu")
+
+
+@pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER),
+    reason="needs Chromium and its driver: apt-get install chromium chromium-driver (.ci/run installs them)",
+)
+def test_the_user_picks_the_direction_in_the_browser(memorising_folder, memorising_fr_en_folder):
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from hf_seq2seq.apps.demo import launch_demo
+
+    port = free_port()
+    demo = launch_demo([memorising_folder, memorising_fr_en_folder], port=port, block=False)
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    wait = WebDriverWait(browser, 60)
+    try:
+        browser.get(f"http://127.0.0.1:{port}/")
+        source = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, "#source textarea"))
+
+        def translated() -> str:
+            return browser.find_element(By.CSS_SELECTOR, "#translation textarea").get_attribute("value")
+
+        source.send_keys("thank you !")
+        browser.find_element(By.ID, "translate").click()
+        wait.until(lambda b: translated() == "merci !")
+        browser.find_element(By.XPATH, "//*[@id='direction']//label[contains(., 'French → English')]").click()
+        wait.until(lambda b: "French" in b.find_element(By.CSS_SELECTOR, "#source").text)
+        source.clear()
+        source.send_keys("merci !")
+        browser.find_element(By.ID, "translate").click()
+        wait.until(lambda b: translated() == "thank you !")
+    finally:
+        browser.quit()
+        demo.close()

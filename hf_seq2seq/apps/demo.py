@@ -1,8 +1,9 @@
-"""Try a model in a browser: a Gradio app that translates English into French with a trained folder or a Hub
-repository, and the files of a Hugging Face Space that does the same.
+"""Try a model in a browser: a Gradio app that translates with a trained folder or a Hub repository (English into
+French, or the pair the folder records), or with several, one per direction (e.g. en->fr and fr->en: the user
+picks the direction), and the files of a Hugging Face Space that does the same with one.
 
 `build_demo` builds the app (`launch_demo` starts it, `hf-seq2seq demo` is its command): a text box, the
-decoding settings (greedy or beam search and the number of beams), the translation, the cross-attention map
+direction when there are several, the decoding settings (greedy or beam search and the number of beams), the translation, the cross-attention map
 of that translation as a heat map beside it, example sentences, the model's scores from its result files
 (`test_results.json` of training, `eval_report.json` of `hf-seq2seq evaluate`, `results/*.json` of a Hub
 folder) and the decoding time of each request. Every request is answered: an empty text gets an empty
@@ -32,6 +33,7 @@ from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
 from hf_seq2seq.evaluation.report import EVAL_REPORT, TRAINING_REPORT, EvalReport, ReportError
 from hf_seq2seq.models.folder import supported_releases
+from hf_seq2seq.models.languages import language_name, model_languages
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -66,6 +68,47 @@ GREEDY, BEAM = "greedy", "beam search"
 SPACE_APP = Path(__file__).with_name("space_app.py")
 SPACE_IMPORTS = ("torch", "transformers", "tokenizers", "gradio", "matplotlib")
 """What a Space's app imports: its requirements, at the releases this package supports."""
+
+
+class Direction(NamedTuple):
+    """One model of the app: the pair it translates, its translator, and its folder (for its result files)."""
+
+    source: str
+    target: str
+    translator: TorchTranslator
+    folder: Path
+    name: str  # the folder or Hub id given
+
+    @property
+    def label(self) -> str:
+        return f"{language_name(self.source)} → {language_name(self.target)}"
+
+
+def empty_hint(source: str) -> str:
+    """What an empty request shows: `EMPTY_HINT` for English, its like for another source language."""
+    if source == "en":
+        return EMPTY_HINT
+    return f"Type a sentence in {language_name(source)}, or pick an example below, and press **Translate**."
+
+
+def load_directions(
+    models: Sequence[str | os.PathLike[str]], trust_remote_code: bool = False, device: str | None = None
+) -> dict[str, Direction]:
+    """Each model loaded, by the label of its direction ("English → French": the pair its folder records,
+    `hf_seq2seq.models.languages.model_languages`, else en-fr), in order; ValueError for two of one direction."""
+    directions = {}
+    for model in models:
+        folder = resolve_model(model)
+        translator = TorchTranslator(
+            *load_model_and_tokenizer(folder, device=device, trust_remote_code=trust_remote_code)
+        )
+        direction = Direction(*(model_languages(folder) or ("en", "fr")), translator, folder, str(model))
+        if direction.label in directions:
+            raise ValueError(
+                f"{directions[direction.label].name} and {model} both translate {direction.label}"
+            )
+        directions[direction.label] = direction
+    return directions
 
 
 class DemoReply(NamedTuple):
@@ -173,12 +216,13 @@ def answer(
     method: str = GREEDY,
     beams: int = 4,
     every_head: bool = False,
+    hint: str = EMPTY_HINT,
 ) -> DemoReply:
     """One request of the app: translate `text` with `translator` and draw its cross-attention (where the
-    translator has the network itself, `.model`: the torch engine); never raises."""
+    translator has the network itself, `.model`: the torch engine); never raises. An empty text gets `hint`."""
     text = (text or "").strip()
     if not text:
-        return DemoReply("", None, EMPTY_HINT, "")
+        return DemoReply("", None, hint, "")
     warnings = []
     try:
         if len(text) > MAX_INPUT_CHARS:
@@ -214,33 +258,50 @@ def answer(
 
 
 def build_demo(
-    model: str | os.PathLike[str],
+    model: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     reports: Sequence[str | os.PathLike[str]] = (),
     examples: Sequence[str] = EXAMPLES,
     trust_remote_code: bool = False,
     device: str | None = None,
 ) -> gr.Blocks:
-    """The Gradio app for a model folder or Hub repository id (plus any extra result files in `reports`)."""
+    """The Gradio app for a model folder or Hub repository id, or several (one per direction: the user picks
+    the direction), plus any extra result files in `reports`."""
     try:
         import gradio as gr
     except ImportError as error:
         raise ImportError('the demo needs gradio: pip install "hf_seq2seq[demo]"') from error
 
-    folder = resolve_model(model)
-    translator = TorchTranslator(
-        *load_model_and_tokenizer(folder, device=device, trust_remote_code=trust_remote_code)
-    )
-    saved_beams = translator.generation_config.num_beams or 1
-    name = str(model)
-    with gr.Blocks(title=f"{name}: English → French", analytics_enabled=False) as demo:
+    models = [model] if isinstance(model, str | os.PathLike) else list(model)
+    directions = load_directions(models, trust_remote_code, device)
+    first = next(iter(directions.values()))
+    saved_beams = first.translator.generation_config.num_beams or 1
+    title = ", ".join(directions)
+    described = [
+        f"`{d.name}` ({d.label}, {d.translator.parameters / 1e6:.1f}M parameters)"
+        for d in directions.values()
+    ]
+    with gr.Blocks(
+        title=f"{first.name if len(models) == 1 else 'hf-seq2seq'}: {title}", analytics_enabled=False
+    ) as demo:
         gr.Markdown(
-            f"# English → French\nModel `{name}` ({translator.parameters / 1e6:.1f}M parameters), "
-            "a Transformer trained from scratch with hf_seq2seq.",
+            f"# {title}\nModel {', '.join(described)}, a Transformer trained from scratch with hf_seq2seq.",
         )
-        gr.Markdown(scores_markdown(find_reports(folder, reports)), elem_id="scores")
+        scores = [
+            (f"**{d.label}**\n\n" if len(directions) > 1 else "")
+            + scores_markdown(find_reports(d.folder, reports if d is first else ()))
+            for d in directions.values()
+        ]
+        gr.Markdown("\n\n".join(scores), elem_id="scores")
         with gr.Row():
             with gr.Column():
-                source = gr.Textbox(label="English", lines=4, placeholder=EXAMPLES[0], elem_id="source")
+                direction = gr.Radio(
+                    list(directions), value=first.label, label="Direction", elem_id="direction",
+                    visible=len(directions) > 1,
+                )  # fmt: skip
+                source = gr.Textbox(
+                    label=language_name(first.source), lines=4, placeholder=EXAMPLES[0] if first.source == "en" else "",
+                    elem_id="source",
+                )  # fmt: skip
                 with gr.Row():
                     method = gr.Radio(
                         [GREEDY, BEAM], value=GREEDY if saved_beams == 1 else BEAM, label="Decoding"
@@ -248,7 +309,9 @@ def build_demo(
                     beams = gr.Slider(2, 8, value=max(saved_beams, 4), step=1, label="Beams (beam search)")
                 every_head = gr.Checkbox(label="Attention of every layer and head", value=False)
                 button = gr.Button("Translate", variant="primary", elem_id="translate")
-                target = gr.Textbox(label="French", lines=4, interactive=False, elem_id="translation")
+                target = gr.Textbox(
+                    label=language_name(first.target), lines=4, interactive=False, elem_id="translation"
+                )
                 message = gr.Markdown(elem_id="message")
                 timing = gr.Markdown(elem_id="timing")
             with gr.Column():
@@ -257,32 +320,46 @@ def build_demo(
                 )
         gr.Examples(list(examples), inputs=source, label="Examples")
 
-        def respond(text: str, method: str, beams: float, every_head: bool):
-            return tuple(answer(translator, text, method, int(beams), every_head))
+        def respond(text: str, label: str, method: str, beams: float, every_head: bool):
+            chosen = directions.get(label, first)
+            reply = answer(chosen.translator, text, method, int(beams), every_head, empty_hint(chosen.source))
+            return tuple(reply)
 
-        inputs, outputs = [source, method, beams, every_head], [target, attention, message, timing]
+        def switch(label: str):
+            chosen = directions.get(label, first)
+            placeholder = EXAMPLES[0] if chosen.source == "en" else ""
+            return (
+                gr.update(label=language_name(chosen.source), placeholder=placeholder),
+                gr.update(label=language_name(chosen.target), value=""),
+            )
+
+        inputs = [source, direction, method, beams, every_head]
+        outputs = [target, attention, message, timing]
         button.click(respond, inputs, outputs)
         source.submit(respond, inputs, outputs)
+        direction.change(switch, direction, [source, target])
     return demo
 
 
 def launch_demo(
-    model: str | os.PathLike[str],
+    model: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     port: int | None = None,
     share: bool = False,
     reports: Sequence[str | os.PathLike[str]] = (),
     trust_remote_code: bool = False,
     block: bool = True,
 ) -> gr.Blocks:
-    """Build the app and serve it on localhost:`port` (default: Gradio's, 7860 or the next free one); `share`
+    """Build the app for one model or several (`build_demo`) and serve it on localhost:`port` (default: Gradio's,
+    7860 or the next free one); `share`
     also opens a public gradio.live link. With `block=False` it returns while the server runs in a thread."""
     demo = build_demo(model, reports=reports, trust_remote_code=trust_remote_code)
-    demo.queue(default_concurrency_limit=1)  # one model, one request at a time
+    demo.queue(default_concurrency_limit=1)  # one request at a time
     # quiet: Gradio's own lines point at `launch(share=True)`, which a command-line user cannot act on
     demo.launch(server_port=port, share=share, prevent_thread_lock=True, quiet=True)
     if block:
         public = f" and {demo.share_url} (public, 72 hours)" if demo.share_url else ""
-        print(f"Serving {model} on {demo.local_url}{public}; press Ctrl+C to stop", flush=True)
+        shown = model if isinstance(model, str | os.PathLike) else ", ".join(map(str, model))
+        print(f"Serving {shown} on {demo.local_url}{public}; press Ctrl+C to stop", flush=True)
         demo.block_thread()
     return demo
 

@@ -9,13 +9,15 @@ from ._common import parser, quiet_transformers, setup_logging
 def build_parser():
     p = parser(
         "demo",
-        "Serve a Gradio app for a saved model folder or a Hub repository: English in, French out, greedy or "
-        "beam search, the cross-attention map of each translation, example sentences, the model's BLEU (from "
-        "its result files) and the decoding time of each request. Needs the demo extra: "
-        'pip install "hf_seq2seq[demo]".',
-        "hf-seq2seq demo runs/cpu --port 7860",
+        "Serve a Gradio app for a saved model folder or a Hub repository (English in, French out, or the pair "
+        "the folder records), or several, one per direction, to pick from: greedy or beam search, the "
+        "cross-attention map of each translation, example sentences, the model's BLEU (from its result files) "
+        'and the decoding time of each request. Needs the demo extra: pip install "hf_seq2seq[demo]".',
+        "hf-seq2seq demo runs/cpu --port 7860\n  hf-seq2seq demo runs/en-fr runs/fr-en",
     )
-    p.add_argument("model", help="a saved model folder or a Hub repository id")
+    p.add_argument(
+        "model", nargs="+", help="a saved model folder or a Hub repository id; several: one per direction"
+    )
     p.add_argument("--port", type=int, default=None, help="local port (default: 7860 or the next free one)")
     p.add_argument("--share", action="store_true", help="also open a public gradio.live link for 72 hours")
     p.add_argument(

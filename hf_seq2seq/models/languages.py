@@ -1,5 +1,5 @@
 """A saved folder's language pair, read from its files alone (no transformers, no torch): what `hf-seq2seq
-serve`, `translate`, `demo` and `web` take a folder's direction from.
+serve`, `translate`, `demo` and `web` take a folder's direction from; and the languages' names they show.
 
 A folder records its pair in two places: the ``translation_<src>_to_<tgt>`` pipeline task of its ``config.json``
 (training registers it: `hf_seq2seq.models.folder.register_pipeline`), and the ``direction`` of its result
@@ -13,10 +13,22 @@ import json
 import os
 from pathlib import Path
 
+LANGUAGE_NAMES = {
+    "am": "Amharic", "ar": "Arabic", "bg": "Bulgarian", "da": "Danish", "de": "German", "el": "Greek",
+    "en": "English", "es": "Spanish", "fa": "Persian", "fr": "French", "hi": "Hindi", "hy": "Armenian",
+    "it": "Italian", "ja": "Japanese", "kk": "Kazakh", "mr": "Marathi", "my": "Burmese", "nl": "Dutch",
+    "pl": "Polish", "pt": "Portuguese", "ru": "Russian", "sk": "Slovak", "ur": "Urdu", "zh": "Chinese",
+}  # fmt: skip
+"""English names of language codes, as LibreTranslate lists them."""
 TRAINING_REPORT = "test_results.json"
 """Written by training into its output folder: the test split's result."""
 EVAL_REPORT = "eval_report.json"
 """Written by `hf-seq2seq evaluate` into its output folder."""
+
+
+def language_name(code: str) -> str:
+    """A language's English name (the code itself for one `LANGUAGE_NAMES` lacks)."""
+    return LANGUAGE_NAMES.get(code, code)
 
 
 def parse_pair(text: str) -> tuple[str, str] | None:

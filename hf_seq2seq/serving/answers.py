@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse
 
+from hf_seq2seq.models.languages import language_name
 from hf_seq2seq.serving.config import ServeConfig
 from hf_seq2seq.serving.limits import ApiKeys
-from hf_seq2seq.serving.routing import Routes, language_name
+from hf_seq2seq.serving.routing import Routes
 
 FRONTEND_TIMEOUT_MS = 500
 """``/frontend/settings``'s ``frontendTimeout``: how long LibreTranslate's web page waits after a keystroke

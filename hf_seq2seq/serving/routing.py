@@ -13,21 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from hf_seq2seq.models.languages import language_name
 from hf_seq2seq.serving.errors import ServeError
 
 PIVOT = "en"
 """The language a pair without a model of its own goes through."""
-LANGUAGE_NAMES = {
-    "am": "Amharic", "ar": "Arabic", "bg": "Bulgarian", "da": "Danish", "de": "German", "el": "Greek",
-    "en": "English", "es": "Spanish", "fa": "Persian", "fr": "French", "hi": "Hindi", "hy": "Armenian",
-    "it": "Italian", "ja": "Japanese", "kk": "Kazakh", "mr": "Marathi", "my": "Burmese", "nl": "Dutch",
-    "pl": "Polish", "pt": "Portuguese", "ru": "Russian", "sk": "Slovak", "ur": "Urdu", "zh": "Chinese",
-}  # fmt: skip
-
-
-def language_name(code: str) -> str:
-    """A language's English name, as LibreTranslate lists it (the code itself for one this table lacks)."""
-    return LANGUAGE_NAMES.get(code, code)
 
 
 def pair_unavailable(source: str, target: str) -> ServeError:

@@ -9,13 +9,14 @@ from typing import Protocol
 
 from starlette.requests import Request
 
+from hf_seq2seq.models.languages import language_name
 from hf_seq2seq.serving.bodies import read_fields
 from hf_seq2seq.serving.config import ServeConfig
 from hf_seq2seq.serving.detection import Guess, LanguageDetector, percent
 from hf_seq2seq.serving.errors import ServeError
 from hf_seq2seq.serving.fields import check_texts_size, parse_texts
 from hf_seq2seq.serving.limits import KeyLimits
-from hf_seq2seq.serving.routing import Routes, language_name
+from hf_seq2seq.serving.routing import Routes
 
 INLINE_DETECT_CHARS = 300  # longer texts are judged in a thread, off the event loop
 
