@@ -22,6 +22,9 @@ def test_the_application_builder_refuses_unknown_arguments(trained):
         build_app({"model": str(trained), "max_batch": 8})
     with pytest.raises(ValueError, match="needs model="):
         build_app({})
+    with pytest.raises(ValueError, match="languages names 1 pairs for 2 models: one per model"):
+        build_app({"model": f"{trained},{trained}", "languages": "en-fr"})
+    build_app({"model": [str(trained), str(trained)], "languages": ["en-fr", "fr-en"], "pivot": "false"})
 
 
 @pytest.mark.slow
