@@ -59,7 +59,11 @@ def test_the_export_check_names_what_is_wrong(tmp_path):
     """One check of an export folder (`hf_seq2seq.export.folder`), for the ONNX Runtime engine and the page."""
     export = fake_export(tmp_path / "export")
     settings = page_settings(export)
-    assert (settings.dtype, settings.max_source_length, settings.model) == ("fp32", 24, "export")
+    assert (settings.dtype, settings.max_source_length, settings.model) == (
+        "fp32",
+        24,
+        "en-fr",
+    )  # records none
     with pytest.raises(NotAnOnnxExport, match="no q8 graphs"):
         page_settings(export, "q8")
     with pytest.raises(NotAnOnnxExport, match="no int8 graphs .*export with --quantization int8"):
@@ -120,7 +124,9 @@ def fake_server(tmp_path):
         path.write_bytes(body)
         vendor[name] = path
     (tmp_path / "secret.txt").write_text("not served")
-    server = PageServer(("127.0.0.1", 0), export, page_settings(export), vendor)
+    back = fake_export(tmp_path / "back")
+    exports = [(export, page_settings(export)), (back, page_settings(back, languages=("fr", "en")))]
+    server = PageServer(("127.0.0.1", 0), exports, vendor)
     start_in_thread(server)
     yield server
     server.shutdown()
@@ -143,27 +149,48 @@ def test_the_server_hands_out_the_page_the_javascript_and_the_export_only(fake_s
     assert get(fake_server, "/vendor/transformers.js")[1].startswith("text/javascript")
     assert get(fake_server, "/vendor/ort/x.asyncify.mjs")[1].startswith("text/javascript")
     assert get(fake_server, "/vendor/ort/x.wasm")[:2] == (200, "application/wasm")
-    assert get(fake_server, "/models/export/onnx/encoder_model.onnx") == (
-        200,
-        "application/octet-stream",
-        b"\x08\x01graph",
-    )
-    status, kind, body = get(fake_server, "/models/export/config.json")
+    for pair in ("en-fr", "fr-en"):  # each export under its pair
+        assert get(fake_server, f"/models/{pair}/onnx/encoder_model.onnx") == (
+            200,
+            "application/octet-stream",
+            b"\x08\x01graph",
+        )
+    status, kind, body = get(fake_server, "/models/en-fr/config.json")
     assert kind.startswith("application/json") and json.loads(body)["model_type"] == "marian"
     settings = json.loads(get(fake_server, "/settings.json")[2])
-    assert settings == {
-        "model": "export",
-        "localModelPath": "/models/",
-        "dtype": "fp32",
-        "maxSourceLength": 24,
+    english = {
+        "model": "en-fr",
+        "source": "en",
+        "target": "fr",
+        "sourceName": "English",
+        "targetName": "French",
     }
+    assert settings == {
+        "localModelPath": "/models/",
+        "models": [
+            english | {"dtype": "fp32", "maxSourceLength": 24},
+            {
+                "model": "fr-en", "source": "fr", "target": "en", "sourceName": "French", "targetName": "English",
+                "dtype": "fp32", "maxSourceLength": 24,
+            },
+        ],
+    }  # fmt: skip
     assert get(fake_server, "/settings.json", "HEAD")[2] == b""
     for path in (
-        "/models/export/../secret.txt", "/models/export/%2e%2e/secret.txt", "/models/export/", "/models/export/onnx",
-        "/vendor/other.js", "/package.json", "/secret.txt", "/models/export/missing.json",
+        "/models/en-fr/../secret.txt", "/models/en-fr/%2e%2e/secret.txt", "/models/en-fr/", "/models/en-fr/onnx",
+        "/vendor/other.js", "/package.json", "/secret.txt", "/models/en-fr/missing.json", "/models/export/config.json",
+        "/models/de-fr/config.json", "/models/en-fr/../back/config.json",
     ):  # fmt: skip
         assert get(fake_server, path)[0] == 404, path
-    assert get(fake_server, "/models/export/config.json", "POST")[0] == 405
+    assert get(fake_server, "/models/en-fr/config.json", "POST")[0] == 405
+
+
+def test_two_exports_of_one_pair_are_refused(tmp_path):
+    export = fake_export(tmp_path / "export")
+    with pytest.raises(ValueError, match="are both en-fr"):
+        PageServer(("127.0.0.1", 0), [(export, page_settings(export)), (export, page_settings(export))], {})
+    with pytest.raises(ValueError, match="1 language pairs for 2 exports"):
+        make_server([export, export], port=0, install=False, languages=[("en", "fr")])
 
 
 # ------------------------------------------------------------------------------------------------- the page
@@ -241,14 +268,22 @@ def exported(page_tools, tmp_path_factory):
     return model_dir, onnx_export.export_onnx(model_dir, folder / "export", quantize="int8")
 
 
-def translate_in_browser(export_dir, lines: list[str], dtype: str | None = None) -> list[str]:
-    """Serve `export_dir`, open the page in a headless Chromium, translate `lines` (one per line of the text
-    box) and return the lines of the output; fails on an error shown by the page or logged in the console."""
+def translate_in_browser(
+    export_dir, lines: list[str], dtype: str | None = None, other=None, direction: str | None = None
+) -> list[str]:
+    """Serve `export_dir` (and `other`, an export of French -> English, when given), open the page in a headless
+    Chromium, pick `direction` when given, translate `lines` (one per line of the text box) and return the lines
+    of the output; fails on an error shown by the page or logged in the console."""
     from selenium import webdriver
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
-    server = make_server(export_dir, port=0, dtype=dtype, install=False)
+    if other is None:
+        server = make_server(export_dir, port=0, dtype=dtype, install=False)
+    else:
+        server = make_server(
+            [export_dir, other], port=0, dtype=dtype, install=False, languages=[("en", "fr"), ("fr", "en")]
+        )
     start_in_thread(server)
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
@@ -268,6 +303,13 @@ def translate_in_browser(export_dir, lines: list[str], dtype: str | None = None)
         wait.until(lambda b: state() in ("ready", "error"))
         assert state() == "ready", status()
         assert f"{dtype or 'fp32'} ONNX export" in browser.find_element(By.ID, "details").text
+        assert browser.find_element(By.ID, "direction-row").is_displayed() == (other is not None)
+        if direction is not None:
+            Select(browser.find_element(By.ID, "direction")).select_by_visible_text(direction)
+            source_name = direction.split(" → ")[0]
+            wait.until(
+                lambda b: b.find_element(By.ID, "source-label").text == source_name and state() == "ready"
+            )
         browser.find_element(By.ID, "source").send_keys("\n".join(lines))
         browser.find_element(By.ID, "translate").click()
         wait.until(lambda b: state() == "error" or "Translated in" in status())
@@ -316,3 +358,13 @@ def test_the_page_translates_in_the_browser_as_the_python_engines_do(exported):
     # grammar, whose best tokens win by a wide margin: int8 kernels of wasm and of a native CPU may round apart)
     quantized = onnx_runtime_translations(export_dir, LINES[:2], "int8")
     assert translate_in_browser(export_dir, LINES[:2], dtype="q8") == quantized
+
+    # a second direction on the page: the user picks it, and the page loads its export and translates with it.
+    # No second model is exported for it (the export is the slow part): a copy of the export whose saved decoding
+    # writes one token, listed as French -> English, so that its translations differ from the first's
+    other = shutil.copytree(export_dir, export_dir.parent / "other")
+    saved = json.loads((other / "generation_config.json").read_text())
+    (other / "generation_config.json").write_text(json.dumps(saved | {"max_new_tokens": 1}))
+    expected = onnx_runtime_translations(other, LINES[:2])
+    assert expected != onnx_runtime_translations(export_dir, LINES[:2])
+    assert translate_in_browser(export_dir, LINES[:2], other=other, direction="French → English") == expected

@@ -1,19 +1,22 @@
-"""`hf-seq2seq web`: a static page that translates inside the browser with transformers.js, from an ONNX export.
+"""`hf-seq2seq web`: a static page that translates inside the browser with transformers.js, from an ONNX export,
+or several, one per direction (e.g. en->fr and fr->en: the user picks the direction on the page).
 
-The page (`hf_seq2seq/apps/web/index.html` and `app.js`) loads the export folder of `hf-seq2seq export
+The page (`hf_seq2seq/apps/web/index.html` and `app.js`) loads an export folder of `hf-seq2seq export
 onnx` with transformers.js (`AutoTokenizer`, `AutoModelForSeq2SeqLM`, `generate`): the model runs in the
-browser, in ONNX Runtime Web's WebAssembly build; the server only hands out files. Nothing comes from a CDN or
-the Hub:
+browser, in ONNX Runtime Web's WebAssembly build; the server only hands out files. Each export is served under
+its pair, ``/models/<source>-<target>/`` (the pair it records, `hf_seq2seq.models.languages.model_languages`, or
+the one given: an export records none, en-fr by default), and ``/settings.json`` lists them. Nothing comes from
+a CDN or the Hub:
 
 * transformers.js and ONNX Runtime Web are npm packages, pinned by `hf_seq2seq/apps/web/package.json` and its
   `package-lock.json`; `install_js()` runs `npm ci` once into a cache folder named after the lock file's hash
   (`~/.cache/hf_seq2seq/web/<hash>`, or `$HF_SEQ2SEQ_WEB_CACHE/<hash>`) and later runs reuse it;
 * this module's standard-library HTTP server serves the page, the two JavaScript files the page needs from that
-  folder (transformers.js's self-contained browser bundle, ONNX Runtime Web's wasm build), and the export folder,
-  read-only (GET and HEAD), on localhost by default.
+  folder (transformers.js's self-contained browser bundle, ONNX Runtime Web's wasm build), and the export
+  folders, read-only (GET and HEAD), on localhost by default.
 
-Only the standard library is imported here (no torch, no transformers), and the export check of
-`hf_seq2seq.export.folder`.
+Only the standard library is imported here (no torch, no transformers), the export check of
+`hf_seq2seq.export.folder` and the languages of `hf_seq2seq.models.languages`.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ import os
 import shutil
 import subprocess
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.export.folder import SUBFOLDER, NotAnExport, check_onnx_export
+from hf_seq2seq.models.languages import language_name, model_languages
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +50,7 @@ CACHE_ENV = "HF_SEQ2SEQ_WEB_CACHE"
 TRANSFORMERS_BUNDLE = "@huggingface/transformers/dist/transformers.min.js"  # bundles ONNX Runtime Web's JS
 ORT_DIST = "onnxruntime-web/dist"
 ORT_FILES = ("ort-wasm-simd-threaded.asyncify.mjs", "ort-wasm-simd-threaded.asyncify.wasm")
-MODEL_URL_PREFIX = "/models/export/"  # transformers.js: env.localModelPath "/models/" + model id "export"
+MODELS_URL = "/models/"  # transformers.js: env.localModelPath; an export's model id is its pair ("en-fr")
 JS_DTYPES = {"fp32": "fp32", "int8": "q8"}  # the export's precision -> transformers.js's dtype of its graphs
 MIME_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -141,28 +146,43 @@ def install_js(cache_dir: Path | None = None, quiet: bool = False) -> Path:
 
 @dataclass(frozen=True)
 class PageSettings:
-    """What the page reads from /settings.json: the model id and dtype for transformers.js, and the limits."""
+    """What the page reads from /settings.json of one export: its pair (its model id for transformers.js is
+    "<source>-<target>"), its dtype and its limits."""
 
     dtype: str  # "fp32" or "q8"
     max_source_length: int
-    model: str = "export"
-    local_model_path: str = "/models/"
+    source: str = "en"
+    target: str = "fr"
 
-    def to_json(self) -> bytes:
-        return json.dumps(
-            {
-                "model": self.model,
-                "localModelPath": self.local_model_path,
-                "dtype": self.dtype,
-                "maxSourceLength": self.max_source_length,
-            }
-        ).encode()
+    @property
+    def model(self) -> str:
+        return f"{self.source}-{self.target}"
+
+    def to_dict(self) -> dict:
+        return {
+            "model": self.model,
+            "source": self.source,
+            "target": self.target,
+            "sourceName": language_name(self.source),
+            "targetName": language_name(self.target),
+            "dtype": self.dtype,
+            "maxSourceLength": self.max_source_length,
+        }
 
 
-def page_settings(folder: str | os.PathLike, dtype: str | None = None) -> PageSettings:
+def settings_json(settings: Sequence[PageSettings]) -> bytes:
+    """/settings.json: where the exports are and each one's settings, the first the page starts with."""
+    return json.dumps(
+        {"localModelPath": MODELS_URL, "models": [each.to_dict() for each in settings]}
+    ).encode()
+
+
+def page_settings(
+    folder: str | os.PathLike, dtype: str | None = None, languages: tuple[str, str] | None = None
+) -> PageSettings:
     """The page's settings for the export `folder` (checked by `export.folder.check_onnx_export`, which raises
-    NotAnExport naming what is missing): `dtype` "fp32" (onnx/*.onnx) or "q8" (onnx/*_quantized.onnx);
-    None: fp32 if exported, else q8."""
+    NotAnExport naming what is missing): `dtype` "fp32" (onnx/*.onnx) or "q8" (onnx/*_quantized.onnx),
+    None: fp32 if exported, else q8; `languages` its pair, None: what the folder records, else en-fr."""
     export = check_onnx_export(folder)
     if not export.top_level:
         raise NotAnExport(
@@ -174,17 +194,23 @@ def page_settings(folder: str | os.PathLike, dtype: str | None = None) -> PageSe
         dtype = available[0]
     elif dtype not in available:
         raise NotAnExport(f"{folder} has no {dtype} graphs (it has: {', '.join(available)})")
-    return PageSettings(dtype=dtype, max_source_length=export.max_source_length)
+    source, target = languages or model_languages(folder) or ("en", "fr")
+    return PageSettings(dtype=dtype, max_source_length=export.max_source_length, source=source, target=target)
 
 
 class PageServer(http.server.ThreadingHTTPServer):
-    """Serves the page, /settings.json, /vendor/ (the npm files) and /models/export/ (the export folder)."""
+    """Serves the page, /settings.json, /vendor/ (the npm files) and /models/<pair>/ (each export folder, with
+    its `PageSettings`); two exports of one pair are refused (ValueError)."""
 
     daemon_threads = True
 
-    def __init__(self, address, export_dir: Path, settings: PageSettings, vendor: dict[str, Path]):
-        self.export_dir = export_dir.resolve()
-        self.settings = settings
+    def __init__(self, address, exports: Sequence[tuple[Path, PageSettings]], vendor: dict[str, Path]):
+        self.exports: dict[str, Path] = {}
+        for folder, settings in exports:
+            if settings.model in self.exports:
+                raise ValueError(f"{self.exports[settings.model]} and {folder} are both {settings.model}")
+            self.exports[settings.model] = Path(folder).resolve()
+        self.settings = [settings for _, settings in exports]
         self.vendor = vendor
         super().__init__(address, PageHandler)
 
@@ -203,13 +229,14 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
         if path.lstrip("/") in PAGE_FILES:
             return PAGE_DIR / path.lstrip("/")
         if path == "/settings.json":
-            return self.server.settings.to_json()
+            return settings_json(self.server.settings)
         if path.startswith("/vendor/"):
             return self.server.vendor.get(path.removeprefix("/vendor/"))
-        if path.startswith(MODEL_URL_PREFIX):
-            root = self.server.export_dir
-            target = (root / path.removeprefix(MODEL_URL_PREFIX)).resolve()
-            if target.is_relative_to(root) and target.is_file():
+        if path.startswith(MODELS_URL):
+            model, _, rest = path.removeprefix(MODELS_URL).partition("/")
+            root = self.server.exports.get(model)
+            target = (root / rest).resolve() if root is not None else None
+            if target is not None and target.is_relative_to(root) and target.is_file():
                 return target
         return None
 
@@ -256,24 +283,31 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
 
 
 def make_server(
-    export_dir: str | os.PathLike,
+    export_dirs: str | os.PathLike | Sequence[str | os.PathLike],
     host: str = "127.0.0.1",
     port: int = 8000,
     dtype: str | None = None,
     install: bool = True,
+    languages: Sequence[tuple[str, str]] | None = None,
 ) -> PageServer:
-    """A server for the page and the export (checked: NotAnExport); installs the JavaScript first when
-    `install` (else JavaScriptMissing if it is not installed). Not started: `serve_forever()` or
-    `start_in_thread()`."""
-    export_dir = Path(export_dir)
-    settings = page_settings(export_dir, dtype)
+    """A server for the page and an export, or several (one per direction; each checked: NotAnExport), each
+    with its pair from `languages` (one per export, in order) or what it records (`page_settings`); installs the
+    JavaScript first when `install` (else JavaScriptMissing if it is not installed). Not started:
+    `serve_forever()` or `start_in_thread()`."""
+    folders = [export_dirs] if isinstance(export_dirs, str | os.PathLike) else list(export_dirs)
+    if languages and len(languages) != len(folders):
+        raise ValueError(f"{len(languages)} language pairs for {len(folders)} exports: give one per export")
+    exports = [
+        (Path(folder), page_settings(folder, dtype, languages[number] if languages else None))
+        for number, folder in enumerate(folders)
+    ]
     if install:
         install_js()
     elif not js_installed():
         raise JavaScriptMissing(
             f"transformers.js is not installed in {js_cache_dir()}: run hf-seq2seq web --install-js"
         )
-    return PageServer((host, port), export_dir, settings, js_files())
+    return PageServer((host, port), exports, js_files())
 
 
 def start_in_thread(server: PageServer) -> threading.Thread:

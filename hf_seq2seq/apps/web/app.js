@@ -1,7 +1,8 @@
-// The page of `hf-seq2seq web`: English -> French inside the browser, with transformers.js and ONNX Runtime Web
-// (WebAssembly), from the ONNX export the server hands out under /models/export/. Every file comes from the
-// server: the self-contained transformers.js bundle, ONNX Runtime Web's wasm build, and the export; never a
-// CDN or the Hugging Face Hub.
+// The page of `hf-seq2seq web`: translation inside the browser, with transformers.js and ONNX Runtime Web
+// (WebAssembly), from the ONNX exports the server hands out under /models/<source>-<target>/ (settings.json lists
+// them; with several, the user picks the direction, and each export is loaded when first picked). Every file
+// comes from the server: the self-contained transformers.js bundle, ONNX Runtime Web's wasm build, and the
+// exports; never a CDN or the Hugging Face Hub.
 import { AutoModelForSeq2SeqLM, AutoTokenizer, Tensor, env } from './vendor/transformers.js';
 
 const $ = (id) => document.getElementById(id);
@@ -10,6 +11,7 @@ const button = $('translate');
 const output = $('output');
 const status = $('status');
 const details = $('details');
+const direction = $('direction');
 
 // state: loading | ready | translating | error (the browser test waits on it)
 function setStatus(state, text) {
@@ -65,17 +67,42 @@ async function main() {
     wasm: here('ort-wasm-simd-threaded.asyncify.wasm'),
   };
 
-  setStatus('loading', `Loading the model (${settings.dtype})…`);
-  const base = `${settings.localModelPath}${settings.model}/`;
-  const generation = (await fetchJson(`${base}generation_config.json`, true)) ?? {};
-  const tokenizer = await AutoTokenizer.from_pretrained(settings.model);
-  const model = await AutoModelForSeq2SeqLM.from_pretrained(settings.model, {
-    dtype: settings.dtype,
-    device: 'wasm',
-  });
+  // each export's tokenizer, model and saved decoding, loaded when its direction is first picked
+  const loaded = new Map();
+  async function load(entry) {
+    if (!loaded.has(entry.model)) {
+      setStatus('loading', `Loading the ${entry.sourceName} → ${entry.targetName} model (${entry.dtype})…`);
+      const base = `${settings.localModelPath}${entry.model}/`;
+      const generation = (await fetchJson(`${base}generation_config.json`, true)) ?? {};
+      const tokenizer = await AutoTokenizer.from_pretrained(entry.model);
+      const model = await AutoModelForSeq2SeqLM.from_pretrained(entry.model, { dtype: entry.dtype, device: 'wasm' });
+      loaded.set(entry.model, { entry, generation, tokenizer, model });
+    }
+    return loaded.get(entry.model);
+  }
+
+  let current = null;
+  async function choose(entry) {
+    button.disabled = true;
+    $('title').textContent = `${entry.sourceName} → ${entry.targetName}`;
+    $('source-label').textContent = entry.sourceName;
+    $('output-label').textContent = entry.targetName;
+    source.placeholder = entry.source === 'en' ? 'Type an English sentence, e.g. How are you?' : `Type a sentence in ${entry.sourceName}`;
+    output.textContent = '';
+    current = await load(entry);
+    const { generation } = current;
+    const limits = generation.max_length_a != null
+      ? `at most ${generation.max_length_a} × source tokens + ${generation.max_length_b} new tokens`
+      : `at most ${newTokenLimit(generation, 0)} new tokens`;
+    details.textContent = `Model: ${entry.dtype} ONNX export (transformers.js ${env.version}); greedy decoding, ` +
+      `${limits}; sources longer than ${entry.maxSourceLength} tokens are truncated.`;
+    button.disabled = false;
+    setStatus('ready', 'Ready.');
+  }
 
   async function translateLine(line) {
-    const ids = encodeSource(tokenizer, line, settings.maxSourceLength);
+    const { entry, generation, tokenizer, model } = current;
+    const ids = encodeSource(tokenizer, line, entry.maxSourceLength);
     const inputIds = new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]);
     const attentionMask = new Tensor('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]);
     const generated = await model.generate({
@@ -92,7 +119,7 @@ async function main() {
     const lines = source.value.split('\n');
     if (!lines.some((line) => line.trim())) {
       output.textContent = '';
-      setStatus('ready', 'Type an English sentence, then press Translate.');
+      setStatus('ready', `Type a sentence in ${current.entry.sourceName}, then press Translate.`);
       return;
     }
     button.disabled = true;
@@ -114,17 +141,21 @@ async function main() {
     }
   }
 
+  for (const entry of settings.models) {
+    direction.append(new Option(`${entry.sourceName} → ${entry.targetName}`, entry.model));
+  }
+  $('direction-row').hidden = settings.models.length < 2;
+  direction.addEventListener('change', () => {
+    choose(settings.models.find((entry) => entry.model === direction.value)).catch((error) => {
+      console.error(error);
+      setStatus('error', `Error: could not load the model: ${error?.message ?? error}`);
+    });
+  });
   button.addEventListener('click', translate);
   source.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) translate();
   });
-  const limits = generation.max_length_a != null
-    ? `at most ${generation.max_length_a} × source tokens + ${generation.max_length_b} new tokens`
-    : `at most ${newTokenLimit(generation, 0)} new tokens`;
-  details.textContent = `Model: ${settings.dtype} ONNX export (transformers.js ${env.version}); greedy decoding, ` +
-    `${limits}; sources longer than ${settings.maxSourceLength} tokens are truncated.`;
-  button.disabled = false;
-  setStatus('ready', 'Ready.');
+  await choose(settings.models[0]);
 }
 
 main().catch((error) => {
