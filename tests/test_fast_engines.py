@@ -166,6 +166,16 @@ def test_html_glossaries_documents_and_subtitles_through_the_server(engine):
             and cue.content.replace("\n", " ") == "le grand chien est sur le tapis ."
         )
 
+        # the memory /health states: the files the engine holds (ONNX: the cross-attention graph too, which the
+        # alignments above loaded)
+        if translator.engine == "ctranslate2":
+            files = [translator.export_dir / "model.bin"]
+        else:
+            export, precision = translator.export, translator.precision
+            files = [*export.graphs(precision), export.cross_attention_graph(precision)]
+        (model,) = client.get("/health").json()["models"]
+        assert model["weights_bytes"] == sum(file.stat().st_size for file in files)
+
 
 def test_a_command_on_an_export_picks_its_engine_itself(exports, memorising_folder, capsys):
     """`--engine auto`, the default: an export runs on the engine it was made for, a model folder on torch."""

@@ -11,7 +11,7 @@ from ._common import (
     resolve_engine,
 )
 
-QUICK = dict(concurrency=[1, 8], duration=2.0, warmup=0.5, offline_batch_sizes=[1, 8], offline_seconds=1.0)
+QUICK = dict(concurrency=(1, 8), duration=2.0, warmup=0.5, offline_batch_sizes=(1, 8), offline_seconds=1.0)
 
 
 def build_parser():
@@ -77,26 +77,30 @@ def main(argv: list[str] | None = None) -> dict:
     fields = request_fields(p, args.request_field)
     resolve_engine(args)
     quiet_transformers()
-    from hf_seq2seq.serving.loadtest import format_result, load_sentences, run_serve_benchmark
+    from hf_seq2seq.serving.loadtest import (
+        ServeBenchmarkSettings,
+        format_result,
+        load_sentences,
+        run_serve_benchmark,
+    )
 
-    settings = dict(
-        concurrency=args.concurrency,
+    measuring = dict(
+        concurrency=tuple(args.concurrency),
         duration=args.duration,
         warmup=args.warmup,
-        offline_batch_sizes=args.offline_batch_sizes,
+        offline_batch_sizes=tuple(args.offline_batch_sizes),
         offline_seconds=args.offline_seconds,
     )
     if args.quick:
-        settings |= QUICK
+        measuring |= QUICK
     sentences = load_sentences(args.data_path, args.sentences_file, args.max_sentences)
-    result = run_serve_benchmark(
-        args.model,
-        args.engine,
-        args.precision,
-        sentences,
+    settings = ServeBenchmarkSettings(
+        engine=args.engine,
+        precision=args.precision,
         server_options=tuple(args.server_option),
         log_dir=args.log_dir,
         request_fields=fields,
-        **settings,
+        **measuring,
     )
+    result = run_serve_benchmark(args.model, sentences, settings)
     return print_result(result, format_result(result), args.json)

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HOST = "127.0.0.1"
@@ -146,10 +147,10 @@ def batch_counts(base_url: str) -> tuple[float, float]:
 
     with urllib.request.urlopen(f"{base_url}/metrics", timeout=10) as response:
         text = response.read().decode()
-    values = {}
+    values = {}  # every model's batches together
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            values[sample.name] = sample.value
+            values[sample.name] = values.get(sample.name, 0.0) + sample.value
     return values.get("hf_seq2seq_batch_sentences_count", 0.0), values.get(
         "hf_seq2seq_batch_sentences_sum", 0.0
     )
@@ -185,33 +186,50 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class ServeBenchmarkSettings:
+    """How `run_serve_benchmark` measures: the engine and precision, the load levels (`concurrency` clients,
+    `warmup` then `duration` seconds each, a request waited for at most `request_timeout`), the offline
+    batch sizes and seconds, the server's extra options, where its log goes (None: a temporary folder), and
+    the fields every request sends beside its text (`alternatives`, `confidence`, ...)."""
+
+    engine: str = "torch"
+    precision: str = "fp32"
+    concurrency: tuple[int, ...] = (1, 8, 32, 64)
+    duration: float = 20.0
+    warmup: float = 3.0
+    offline_batch_sizes: tuple[int, ...] = (1, 32, 64)
+    offline_seconds: float = 10.0
+    server_options: tuple[str, ...] = ()
+    request_timeout: float = 60.0
+    log_dir: str | None = None
+    request_fields: dict = field(default_factory=dict)
+
+
 def run_serve_benchmark(
-    model: str,
-    engine: str = "torch",
-    precision: str = "fp32",
-    sentences: list[str] | None = None,
-    concurrency: tuple[int, ...] = (1, 8, 32, 64),
-    duration: float = 20.0,
-    warmup: float = 3.0,
-    offline_batch_sizes: tuple[int, ...] = (1, 32, 64),
-    offline_seconds: float = 10.0,
-    server_options: tuple[str, ...] = (),
-    request_timeout: float = 60.0,
-    log_dir: str | None = None,
-    request_fields: dict | None = None,
+    model: str, sentences: list[str], settings: ServeBenchmarkSettings = ServeBenchmarkSettings()
 ) -> dict:
-    """Offline throughput, then the served load levels (see the module docstring), each request with
-    `request_fields`. Returns a dict for JSON."""
+    """Offline throughput, then the served load levels (see the module docstring), measured as `settings`
+    says. Returns a dict for JSON."""
     import platform
     import tempfile
 
     from hf_seq2seq.serving.worker import worker_loader
 
+    engine, precision, duration, warmup = (
+        settings.engine,
+        settings.precision,
+        settings.duration,
+        settings.warmup,
+    )
+    server_options, request_fields = settings.server_options, settings.request_fields
     model = str(Path(model).resolve())
     loaded = worker_loader(model, engine, precision)()
-    offline = offline_throughput(loaded, sentences, list(offline_batch_sizes), offline_seconds)
+    offline = offline_throughput(
+        loaded, sentences, list(settings.offline_batch_sizes), settings.offline_seconds
+    )
     del loaded
-    log_dir = Path(log_dir or tempfile.mkdtemp(prefix="hf-seq2seq-serve-benchmark-"))
+    log_dir = Path(settings.log_dir or tempfile.mkdtemp(prefix="hf-seq2seq-serve-benchmark-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     base_url = f"http://{HOST}:{port}"
@@ -219,7 +237,13 @@ def run_serve_benchmark(
     try:
         wait_ready(base_url, process)
         levels = served_levels(
-            base_url, sentences, concurrency, warmup, duration, request_timeout, request_fields
+            base_url,
+            sentences,
+            settings.concurrency,
+            warmup,
+            duration,
+            settings.request_timeout,
+            request_fields,
         )
     finally:
         process.send_signal(signal.SIGTERM)
