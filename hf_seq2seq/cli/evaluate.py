@@ -1,6 +1,7 @@
 """`hf-seq2seq evaluate`: translate a test set with a saved model and score it (sacrebleu BLEU and chrF)."""
 
 import json
+from dataclasses import fields
 
 from ._common import (
     add_decoding_arguments,
@@ -81,24 +82,11 @@ def main(argv: list[str] | None = None) -> dict:
     quiet_transformers()
     from hf_seq2seq.evaluation.evaluate import EvaluationSettings, evaluate_folder
 
-    settings = EvaluationSettings(
-        src_file=args.src_file,
-        ref_files=args.ref_file,
-        test_set=args.test_set,
-        data_path=args.data_path,
-        dataset=args.dataset,
-        dataset_config=args.dataset_config,
-        source_lang=args.source_lang,
-        target_lang=args.target_lang,
-        split=args.split,
-        max_samples=args.max_samples,
-        decoding=decoding_from(args),
-        split_sentences=args.split_sentences,
-        batch_size=args.batch_size,
-        engine=args.engine,
-        precision=args.precision,
-        trust_remote_code=args.trust_remote_code,
-    )
+    # every setting is the flag of its name, but the reference files (--ref-file, given once each) and the decoding
+    named = {
+        field.name: vars(args)[field.name] for field in fields(EvaluationSettings) if field.name in vars(args)
+    }
+    settings = EvaluationSettings(**named, ref_files=args.ref_file, decoding=decoding_from(args))
     report = evaluate_folder(args.model, args.output_dir, settings)
     print(
         f"BLEU {report.bleu:.2f}  chrF {report.chrf:.2f}  on {report.num_sentences} sentences "
