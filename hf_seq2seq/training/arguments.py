@@ -44,7 +44,7 @@ class DataArguments:
     dataset: str = field(
         default="fra-eng",
         metadata={
-            "help": "'fra-eng' (Tatoeba, downloaded or --data_path), a Hub dataset or a local file or folder; "
+            "help": "'fra-eng' (Tatoeba, downloaded or --data_path), 'multi30k', a Hub dataset or a local file or folder; "
             "several, comma-separated, train on all of them (validation/test: the first's, or --eval_dataset)"
         },
     )

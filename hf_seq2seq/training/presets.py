@@ -146,7 +146,7 @@ PRESETS: dict[str, dict] = {
     # the paper's base model for one GPU and a time budget, on a corpus of fra-eng's size: batches by tokens
     # (about 25,000 as in the paper), bf16 autocast, fused AdamW, no host sync per step, CUDA graphs
     # (docs/training.md, "One GPU"). Its learning rate, dropout and size are not screened yet: that needs
-    # `hf-seq2seq compare` on a GPU (scripts/gpu_check.sh's step `screen`).
+    # `hf-seq2seq compare` on a GPU (measurements/gpu_check.sh's step `screen`).
     "gpu": _GPU,
     # the paper's base model and recipe on a large streamed corpus (WMT14 en-fr): post-LN, inverse-square-root
     # schedule with 4,000 warmup steps, about 25,000 source and 25,000 target tokens a step, 100k steps, the
