@@ -636,7 +636,7 @@ def test_the_load_benchmark_sends_the_request_fields_given():
         request_fields(p, ["alternatives"])
     with ThreadServer(create_app(FakeWorker, ServeConfig())) as server:  # a worker without alternatives: 400
         level = asyncio.run(
-            load_level(f"{server.url}/translate", ["Hello."], 2, 0.1, 0.5, 10, {"alternatives": 1})
+            load_level(f"{server.url}/translate", ["Hello."], 2, 0.1, 2.0, 10, {"alternatives": 1})
         )
     assert level["answered"] == 0 and set(level["error_kinds"]) == {"400"}
 
