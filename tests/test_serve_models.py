@@ -155,6 +155,22 @@ def test_source_auto_sends_each_text_to_the_model_of_its_language(workers):
         )
 
 
+def test_auto_is_refused_before_detection_when_no_route_could_answer():
+    """What no model into the target can give (here alternatives, from engines without them) is refused at
+    once, without detecting a language first."""
+    back = FakeWorker()
+    back.source_lang, back.target_lang = "fr", "en"
+    with client([FakeWorker(), back]) as c:
+        status, body = translate(
+            c, q="the cat is here, on the mat .", source="auto", target="fr", alternatives=1
+        )
+        assert (status, body) == (
+            400,
+            {"error": "alternatives: this server's engine gives no alternative translations"},
+        )
+        assert not c.app.state.service.detector.loaded
+
+
 def test_each_model_has_its_own_batcher_and_memory(workers):
     """A held model call of one pair holds no request of another; /health and /metrics state each model's
     weights."""

@@ -156,6 +156,18 @@ async def read_request(service: Service, request: Request) -> TranslateRequest:
         raise ServeError(400, "confidence is given for format 'text' only")
     if route is not None:
         check_route(job, route)
+    else:  # "auto": refused now, before any detection, when no route into the target could answer it
+        refusals = []
+        for candidate in (routes.find(code, target) for code in routes.sources_to(target)):
+            try:
+                check_route(job, candidate)
+            except ServeError as refusal:
+                refusals.append(refusal)
+            else:
+                break
+        else:
+            if refusals:
+                raise refusals[0]
     return job
 
 
