@@ -1,6 +1,7 @@
 """The base of the errors the package raises for what a user gave it, and the folder errors every layer shares.
 
-Every error class of the package (outside `hf_seq2seq.serving`, whose errors answer HTTP requests) derives from
+Every error class of the package (outside `hf_seq2seq.serving`, whose errors answer HTTP requests, but for its
+API keys file's error, a user's) derives from
 :class:`HfSeq2SeqError`, beside the built-in class it has always been (a `ValueError`, a `FileNotFoundError`,
 ...), so that `except ValueError` keeps catching what it caught. The command line (`hf_seq2seq.cli.main`)
 reports any of them one way: `hf-seq2seq VERB: message`, exit status 1, no traceback (the message says what is

@@ -602,7 +602,7 @@ def test_serve_refuses_a_bad_keys_file_and_limits_that_do_not_go_together(
 ):
     """The command's own checks, in this process (a refused start loads no model): it ends with the reason
     before a server starts."""
-    from hf_seq2seq.cli import serve
+    from hf_seq2seq.cli import main, serve
 
     def start(*args):
         raise AssertionError("the server started")
@@ -617,7 +617,7 @@ def test_serve_refuses_a_bad_keys_file_and_limits_that_do_not_go_together(
         (["--alternatives-limit", "8"], "alternatives_limit must be from 0 to max_beams - 1 (7)"),
     ):
         with pytest.raises(SystemExit) as ended:
-            serve.main([str(memorising_folder), *options])
+            main(["serve", str(memorising_folder), *options])  # as `hf-seq2seq serve` runs it
         said = f"{ended.value.code}\n{capsys.readouterr().err}"  # SystemExit(reason) or argparse's error
         assert ended.value.code not in (0, None) and message in said, said
 

@@ -4,6 +4,7 @@ import argparse
 import os
 from pathlib import Path
 
+from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.serving.config import (
     CPUS_PER_REPLICA,
     DEFAULT_HOST,
@@ -253,14 +254,13 @@ def cors_origins(args: argparse.Namespace) -> tuple[str, ...]:
 def serve_config(args: argparse.Namespace) -> ServeConfig:
     """The service's settings from the batching and limit flags, the API keys and the decoding flags; a keys
     file that cannot be read or parsed ends the command with the reason."""
-    from hf_seq2seq.serving.limits import ApiKeys, KeysFileError
+    from hf_seq2seq.serving.limits import ApiKeys
 
     flags = {name: getattr(args, flag[2:].replace("-", "_")) for flag, name, _ in BATCHING_FLAGS}
     keys_file = str(Path(args.api_keys_file).resolve()) if args.api_keys_file else None
-    try:
-        ApiKeys(path=keys_file)
-    except KeysFileError as error:
-        raise SystemExit(f"hf-seq2seq serve: {error}") from None
+    ApiKeys(
+        path=keys_file
+    )  # a keys file that cannot be read: a KeysFileError, which the command line reports
     return ServeConfig(
         **flags, req_limit=args.req_limit, char_limit=args.char_limit, batch_limit=args.batch_limit,
         file_dir=args.file_dir, api_keys=api_keys(), api_keys_file=keys_file, cors_origins=cors_origins(args),
@@ -275,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     try:
         config = serve_config(args)
+    except HfSeq2SeqError:
+        raise  # a file of the user's that cannot be used (the keys file): the command line reports it
     except ValueError as error:  # limits that do not go together
         p.error(str(error))
     loader_args = model_loaders(p, args)

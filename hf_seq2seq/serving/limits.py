@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hf_seq2seq.errors import HfSeq2SeqError
+
 logger = logging.getLogger(__name__)
 
 CHECK_SECONDS = 1.0
@@ -41,7 +43,7 @@ class KeyLimits:
     char_limit: int | None = None
 
 
-class KeysFileError(ValueError):
+class KeysFileError(HfSeq2SeqError, ValueError):
     """A keys file that cannot be read or parsed; the message names the file and the line."""
 
 
