@@ -215,6 +215,8 @@ def test_several_models_are_one_direction_each(memorising_folder, memorising_fr_
     not (CHROMIUM and CHROMEDRIVER),
     reason="needs Chromium and its driver: apt-get install chromium chromium-driver (.ci/run installs them)",
 )
+# at the floors the click on the other direction timed out (docs/tests.md, "left out at the floors")
+@pytest.mark.not_at_floors
 def test_the_user_picks_the_direction_in_the_browser(memorising_folder, memorising_fr_en_folder):
     from selenium import webdriver
     from selenium.webdriver.common.by import By
