@@ -36,6 +36,17 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
 
+def headless_chromium():
+    """A headless Chromium driven by Selenium, the window sized so that the demo's whole layout shows."""
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     """A tiny random model folder, as training saves it, with a result file (BLEU 12.3)."""
@@ -134,7 +145,6 @@ def test_space_folder_runs_the_model_with_its_own_code(model_dir, tmp_path):
     reason="needs Chromium and its driver: apt-get install chromium chromium-driver (.ci/run installs them)",
 )
 def test_the_app_in_a_headless_browser(model_dir):
-    from selenium import webdriver
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -144,11 +154,7 @@ def test_the_app_in_a_headless_browser(model_dir):
 
     port = free_port()
     demo = launch_demo(model_dir, port=port, block=False)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    browser = headless_chromium()
     wait = WebDriverWait(browser, 60)
     try:
         browser.get(f"http://127.0.0.1:{port}/")
@@ -218,7 +224,6 @@ def test_several_models_are_one_direction_each(memorising_folder, memorising_fr_
 # at the floors the click on the other direction timed out (docs/tests.md, "left out at the floors")
 @pytest.mark.not_at_floors
 def test_the_user_picks_the_direction_in_the_browser(memorising_folder, memorising_fr_en_folder):
-    from selenium import webdriver
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -226,11 +231,7 @@ def test_the_user_picks_the_direction_in_the_browser(memorising_folder, memorisi
 
     port = free_port()
     demo = launch_demo([memorising_folder, memorising_fr_en_folder], port=port, block=False)
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    browser = headless_chromium()
     wait = WebDriverWait(browser, 60)
     try:
         browser.get(f"http://127.0.0.1:{port}/")
