@@ -17,7 +17,7 @@ from hf_seq2seq.training.trainer import cuda_graphs_needs
 from ._common import quiet_transformers, setup_logging
 
 EXAMPLES = """examples:
-  hf-seq2seq train --preset cpu                      # ~23 min on 2 CPU cores, fra-eng, into runs/cpu
+  hf-seq2seq train --preset cpu                      # fra-eng in a 22-minute training budget, into runs/cpu
   hf-seq2seq train --preset gpu --output-dir runs/base
   hf-seq2seq train --preset cpu --data-path fra.txt --max-train-minutes 5 --output-dir runs/quick
 
