@@ -265,6 +265,32 @@ def test_scaled_embeddings_and_sinusoidal_positions():
         model(input_ids=random_ids(1, 65), decoder_input_ids=random_ids(1, 2))
 
 
+def test_position_shift_moves_each_training_sequence_and_never_translation():
+    """SHAPE: in training each sequence's positions start at its own random offset in 0..K, as far as the table
+    reaches (a sequence as long as the table is not moved); in eval the positions start at 0 as without it."""
+    model = tiny_model(max_position_shift=8)
+    encoder, table = model.model.encoder, model.model.encoder.embed_positions.table
+    ids = random_ids(16, 5)
+    tokens = encoder.embed_tokens(ids) * 32**0.5  # (B, T, D)
+    torch.testing.assert_close(encoder(ids, output_hidden_states=True).hidden_states[0], tokens + table[:5])
+
+    model.train()
+    embedded = encoder(ids, output_hidden_states=True).hidden_states[0]  # (B, T, D)
+    offsets = []
+    for row, tokens_row in zip(embedded, tokens, strict=True):
+        found = [k for k in range(9) if torch.allclose(row, tokens_row + table[k : k + 5], atol=1e-5)]
+        assert len(found) == 1, found
+        offsets += found
+    assert len(set(offsets)) > 1  # drawn for each sequence, not once for the batch
+
+    full = random_ids(2, 64)
+    torch.testing.assert_close(
+        encoder(full, output_hidden_states=True).hidden_states[0],
+        encoder.embed_tokens(full) * 32**0.5 + table,
+    )
+    model(input_ids=full, labels=random_ids(2, 60)).loss.backward()  # trains, with decoder shifts of 0..4
+
+
 def test_save_and_reload_through_auto_classes(tmp_path):
     model = tiny_model(normalize_before=True)
     model.save_pretrained(tmp_path)
@@ -334,6 +360,8 @@ def test_saved_folder_loads_with_remote_code_without_the_package(tmp_path):
         (dict(dropout=1.0), "dropout"),
         (dict(attention_dropout=-0.1), "attention_dropout"),
         (dict(activation_function="sigmoid-ish"), "activation_function"),
+        (dict(max_position_shift=-1), "max_position_shift"),
+        (dict(max_position_shift=64), "max_position_shift"),
     ],
 )
 def test_impossible_config_values_raise(overrides, field):

@@ -27,6 +27,13 @@ class ModelArguments:
     attention_dropout: float = 0.0
     normalize_before: bool = field(default=False, metadata={"help": "pre-LN instead of the paper's post-LN"})
     max_position_embeddings: int = 256
+    max_position_shift: int = field(
+        default=0,
+        metadata={
+            "help": "in training, start each sequence's positions at a random offset in 0..this (SHAPE, Kiyono et "
+            "al. 2021) instead of 0, so that the model learns relative positions; 0: the paper's"
+        },
+    )
     sdpa_backends: str | None = field(
         default=None,
         metadata={

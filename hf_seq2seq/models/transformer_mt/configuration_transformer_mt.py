@@ -28,6 +28,10 @@ class TransformerMTConfig(PretrainedConfig):
         activation_dropout: dropout after the FFN activation.
         activation_function: the FFN non-linearity (one of `ACTIVATIONS`).
         max_position_embeddings: longest sequence (in tokens) the sinusoidal table covers.
+        max_position_shift: in training only, each sequence's positions start at a random offset in
+            0..max_position_shift (within the table) instead of 0 (SHAPE, Kiyono et al. 2021), so that the model
+            learns from positions relative to each other rather than from the absolute positions of the training
+            lengths; translation starts at 0. 0: the paper's positions.
         scale_embedding: multiply token embeddings by sqrt(d_model) (section 3.4 of the paper).
         normalize_before: `False` is the paper's post-LN (`LayerNorm(x + Sublayer(x))`); `True` is pre-LN
             (`x + Sublayer(LayerNorm(x))`, with a final LayerNorm after each stack), which trains more stably
@@ -66,6 +70,7 @@ class TransformerMTConfig(PretrainedConfig):
         activation_dropout: float = 0.0,
         activation_function: str = "relu",
         max_position_embeddings: int = 256,
+        max_position_shift: int = 0,
         scale_embedding: bool = True,
         normalize_before: bool = False,
         label_smoothing: float = 0.0,
@@ -91,6 +96,7 @@ class TransformerMTConfig(PretrainedConfig):
         self.activation_dropout = activation_dropout
         self.activation_function = activation_function
         self.max_position_embeddings = max_position_embeddings
+        self.max_position_shift = max_position_shift
         self.scale_embedding = scale_embedding
         self.normalize_before = normalize_before
         self.label_smoothing = label_smoothing
@@ -122,6 +128,15 @@ class TransformerMTConfig(PretrainedConfig):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"`{name}` must be a positive integer, got {value!r}")
+        shift = self.max_position_shift
+        if (
+            not isinstance(shift, int)
+            or isinstance(shift, bool)
+            or not 0 <= shift < self.max_position_embeddings
+        ):
+            raise ValueError(
+                f"`max_position_shift` must be an integer in [0, max_position_embeddings), got {shift!r}"
+            )
         for name in ("encoder_attention_heads", "decoder_attention_heads"):
             heads = getattr(self, name)
             if self.d_model % heads:

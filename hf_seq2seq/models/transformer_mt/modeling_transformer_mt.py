@@ -221,10 +221,11 @@ class TransformerMTSinusoidalPositionalEncoding(nn.Module):
         return table  # (L, D)
 
     def forward(self, start: int | torch.Tensor, length: int) -> torch.Tensor:
-        """The encodings of positions start..start+length-1. `start` is an int, or a 0-d tensor (a static
-        cache's length, read without a device sync; the decoder checks the cache fits the table)."""
+        """The encodings of positions start..start+length-1. `start` is an int, a 0-d tensor (a static
+        cache's length, read without a device sync; the decoder checks the cache fits the table), or a (B, 1)
+        tensor of each sequence's start (the caller keeps it within the table)."""
         if isinstance(start, torch.Tensor):
-            return self.table[start + torch.arange(length, device=start.device)]  # (T, D)
+            return self.table[start + torch.arange(length, device=start.device)]  # (T, D) or (B, T, D)
         if start + length > self.table.shape[0]:
             raise ValueError(
                 f"sequence of {start + length} positions is longer than max_position_embeddings="
@@ -544,8 +545,14 @@ class TransformerMTStack(nn.Module):
         return self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds
 
     def embed(self, inputs_embeds: torch.Tensor, start: int | torch.Tensor = 0) -> torch.Tensor:
-        """(B, T, D) token embeddings at positions start.. -> (B, T, D) inputs of the first layer."""
+        """(B, T, D) token embeddings at positions start.. -> (B, T, D) inputs of the first layer. In training
+        with `max_position_shift` K, each sequence starts at its own random position in 0..K instead (SHAPE),
+        as far as the table reaches."""
         hidden_states = inputs_embeds * self.embed_scale
+        batch, length = inputs_embeds.shape[:2]
+        shift = min(self.config.max_position_shift, self.config.max_position_embeddings - length)
+        if self.training and shift > 0:
+            start = start + torch.randint(0, shift + 1, (batch, 1), device=inputs_embeds.device)  # (B, 1)
         hidden_states = hidden_states + self.embed_positions(start, inputs_embeds.shape[1]).to(
             hidden_states.dtype
         )
