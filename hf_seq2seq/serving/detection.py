@@ -6,8 +6,8 @@ a naive Bayes model over byte n-grams of 140 languages, shipped inside the packa
 into the target asked for) and says whether the text is reliably in another one. A model translates from one
 language, so a text that is reliably in a language no model here translates is refused rather than translated
 into nonsense; detection is unreliable on short texts ("OK", a name), which are let through: a text is judged
-only from `MIN_CHARS` characters on, and only a language given at least `MIN_PROBABILITY` counts. How these thresholds did on
-fra-eng's pairs: docs/serving.md.
+only from `MIN_CHARS` characters on, and only a language given at least `MIN_PROBABILITY` counts. How these
+thresholds did on fra-eng's pairs: docs/serving.md.
 """
 
 from __future__ import annotations

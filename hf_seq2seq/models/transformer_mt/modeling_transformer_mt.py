@@ -553,9 +553,7 @@ class TransformerMTStack(nn.Module):
         shift = min(self.config.max_position_shift, self.config.max_position_embeddings - length)
         if self.training and shift > 0:
             start = start + torch.randint(0, shift + 1, (batch, 1), device=inputs_embeds.device)  # (B, 1)
-        hidden_states = hidden_states + self.embed_positions(start, inputs_embeds.shape[1]).to(
-            hidden_states.dtype
-        )
+        hidden_states = hidden_states + self.embed_positions(start, length).to(hidden_states.dtype)
         return F.dropout(hidden_states, p=self.dropout, training=self.training)
 
     def output_flags(
