@@ -296,6 +296,30 @@ def save_random_model(tokenizer, folder, normalize_before=False, seed=0, length_
     return save_model_folder(model, tokenizer, folder)
 
 
+def save_end_first_model(tokenizer, folder: Path, first: str | None) -> Path:
+    """A 2+2-layer pre-LN model that would translate every source into nothing: its decoder's last LayerNorm gives
+    one vector whatever it reads, and the output layer scores the end token highest on it and the token `first`
+    second (None: the padding token, a first token that decodes to nothing). Saved with `tokenizer` and the
+    greedy decoding as releases before 0.2 saved it, without `min_new_tokens`: what an engine forbids by itself.
+    What every engine and path must translate into something, whatever the model's quality."""
+    save_random_model(tokenizer, folder, normalize_before=True)
+    model = TransformerMTForConditionalGeneration.from_pretrained(folder)
+    direction = torch.nn.functional.normalize(
+        torch.randn(model.config.d_model, generator=torch.Generator().manual_seed(0)), dim=0
+    )
+    with torch.no_grad():
+        norm = model.model.decoder.layer_norm
+        norm.weight.zero_()
+        norm.bias.copy_(direction)  # (D,): every position's output, whatever the input
+        output = model.get_output_embeddings().weight  # (V, D), tied to the embeddings
+        output.mul_(0.01)
+        second = tokenizer.pad_token_id if first is None else tokenizer.convert_tokens_to_ids(first)
+        output[second] = 50 * direction
+        output[tokenizer.eos_token_id] = 100 * direction
+    model.generation_config.min_new_tokens = None
+    return save_model_folder(model, tokenizer, folder)
+
+
 def run_without_package(body: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
     """Run the Python code `body` as a Hub user would, in a fresh process where `hf_seq2seq` cannot be imported
     (only torch and transformers), offline, with its own remote-code module cache under `cwd`, the extra `env`

@@ -57,6 +57,7 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt
     generation_config = json.loads((output_dir / "generation_config.json").read_text())
     assert generation_config["num_beams"] == 1 and not generation_config["do_sample"]
     assert generation_config["no_repeat_ngram_size"] == 3
+    assert generation_config["min_new_tokens"] == 1  # the end token never first: no empty translation
     assert generation_config["max_length_a"] > 0 and "max_length" not in generation_config  # one limit
     # the model's loss smooths the labels, not the Trainer's smoother (see test_finetune for another model)
     assert json.loads((output_dir / "config.json").read_text())["label_smoothing"] == 0.1

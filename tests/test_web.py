@@ -342,6 +342,24 @@ def onnx_runtime_translations(export_dir, lines: list[str], precision: str = "fp
     return [engine.translate_sentences([line])[0] for line in lines]
 
 
+@pytest.mark.slow  # two exports and two browser sessions
+def test_the_page_never_answers_a_word_with_nothing(page_tools, tmp_path):
+    """Models whose first choice is always the end token (`helpers.save_end_first_model`): the page forbids it
+    before a first token, as the Python engines do (tests/test_never_empty.py), and gives the line back where
+    that token decodes to nothing (padding)."""
+    from helpers import random_model_tokenizer, save_end_first_model
+
+    from hf_seq2seq.export import onnx as onnx_export
+
+    tokenizer = random_model_tokenizer()
+    lines = ["cat", "where is the dog ?"]
+    for first, expected in (("▁chat", ["chat", "chat"]), (None, lines)):
+        folder = save_end_first_model(tokenizer, tmp_path / str(first), first)
+        export = onnx_export.export_onnx(folder, tmp_path / f"{first}-onnx")
+        assert onnx_runtime_translations(export, lines) == expected
+        assert translate_in_browser(export, lines) == expected
+
+
 @pytest.mark.slow  # training, the export (the bulk) and two browser sessions
 def test_the_page_translates_in_the_browser_as_the_python_engines_do(exported):
     from hf_seq2seq.engines.factory import load_translator

@@ -78,10 +78,11 @@ class Translator(ABC):
         """Translations of `sentences`, in order, each translated whole (no sentence splitting: that is
         `translate`'s). Every engine does it the same way, through
         `hf_seq2seq.engines.decoding.translate_in_batches`: batches of at most `batch_size` sentences of similar
-        length; a blank sentence translates to ""; a sentence longer than `max_source_length` (default:
-        `self.max_source_length`) is truncated with a warning; each translation is at most the saved length
-        rule `max_length_a * S + max_length_b` new tokens (S: the batch's longest source) unless `decoding`
-        sets `max_new_tokens`; the saved decoding unless `decoding` overrides it."""
+        length; a blank sentence translates to "", any other never does (the end token is forbidden before a
+        first token, and a translation still blank is the sentence as written); a sentence longer than
+        `max_source_length` (default: `self.max_source_length`) is truncated with a warning; each translation
+        is at most the saved length rule `max_length_a * S + max_length_b` new tokens (S: the batch's longest
+        source) unless `decoding` sets `max_new_tokens`; the saved decoding unless `decoding` overrides it."""
 
     def align(
         self,
@@ -174,9 +175,10 @@ def translate(
     With `split_sentences`, a text of several sentences is cut into sentences (`hf_seq2seq.data.segmentation`),
     and a sentence longer than the sources of training into pieces that fit; all sentences of all texts are
     translated together, and each text's translations are joined back with its own spacing and line breaks.
-    Sentences are batched by length to reduce padding. An empty (or blank) text translates to "". A sentence
-    longer than `max_source_length` (default: the model's, `translator.max_source_length`) is truncated with
-    a warning. What must not be translated (URLs, e-mail addresses, paths, inline code, placeholders, formatted
+    Sentences are batched by length to reduce padding. An empty (or blank) text translates to "", any other
+    never does: what a reader expects unchanged (a list letter, an identifier, a file name) is copied, and a
+    translation that comes back blank is the source as written. A sentence longer than `max_source_length`
+    (default: the model's, `translator.max_source_length`) is truncated with a warning. What must not be translated (URLs, e-mail addresses, paths, inline code, placeholders, formatted
     numbers) is never given to the model and comes back as written: the model translates the text between
     (`hf_seq2seq.models.transformer_mt.protected_spans`), as the shipped pipeline does.
     """

@@ -24,7 +24,7 @@ except ImportError as error:  # an optional extra
     ) from error
 from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule, align_pairs
 from hf_seq2seq.engines.base import Translator, UnsupportedFeature
-from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
+from hf_seq2seq.engines.decoding import Decoding, min_new_tokens, translate_in_batches
 from hf_seq2seq.engines.export_files import SavedDecoding, load_tokenizer
 from hf_seq2seq.engines.scoring import NO_SCORE, Score
 from hf_seq2seq.export.folder import check_export
@@ -34,7 +34,6 @@ from hf_seq2seq.models.transformer_mt.length_rule import length_rule_limit
 # which `generate()` fills in (tests/test_export.py checks them against transformers' own table and `generate()`).
 GENERATE_DEFAULTS = {
     "max_length": 20,
-    "min_length": 0,
     "num_beams": 1,
     "length_penalty": 1.0,
     "repetition_penalty": 1.0,
@@ -164,7 +163,7 @@ class CTranslate2Translator(Translator):
             if decoding.no_repeat_ngram_size is None
             else decoding.no_repeat_ngram_size
         )
-        min_new_tokens = config.min_new_tokens or max(saved(config, "min_length") - 1, 0)
+        fewest = min_new_tokens(config)  # at least one: the end token never comes first
         max_source_length = max_source_length or self.max_source_length
 
         def translate_batch(batch: list[str]) -> list:
@@ -177,7 +176,7 @@ class CTranslate2Translator(Translator):
                 num_hypotheses=hypotheses or 1,
                 length_penalty=length_penalty,
                 max_decoding_length=limit,
-                min_decoding_length=min(min_new_tokens, limit),  # the limit wins, as in generate()
+                min_decoding_length=min(fewest, limit),  # the limit wins, as in generate()
                 repetition_penalty=saved(config, "repetition_penalty"),
                 no_repeat_ngram_size=no_repeat_ngram_size,
                 max_input_length=0,  # truncated above, as the PyTorch path does

@@ -82,6 +82,17 @@ class Decoding:
         return settings | self.overrides() | ({"compile": True} if self.compile else {})
 
 
+def min_new_tokens(generation_config) -> int:
+    """The fewest new tokens of a translation: the saved decoding's `min_new_tokens` (or its `min_length`, which
+    counts the decoder's start token), never fewer than one. A non-empty source never gets an empty translation:
+    a model that learned only sentences may end a single word's translation before its first token, so every
+    engine forbids the end token until a first token is written, whatever the saved decoding says."""
+    saved = getattr(generation_config, "min_new_tokens", None)
+    if saved is None:
+        saved = (getattr(generation_config, "min_length", None) or 0) - 1
+    return max(1, saved)
+
+
 def translate_in_batches(
     tokenizer: PreTrainedTokenizerBase,
     sentences: Sequence[str],
@@ -93,7 +104,8 @@ def translate_in_batches(
 ) -> list[T]:
     """What every engine shares: `translate_batch` (which truncates to `max_source_length` tokens) runs on
     batches of sentences of similar length; blank sentences translate to `blank` without it; a warning names
-    the sentences that are truncated. Returns the translations in the order of `sentences`."""
+    the sentences that are truncated. Returns the translations in the order of `sentences`, where one is blank
+    for a sentence that is not, the sentence as written (`or_source`)."""
     if not sentences:  # e.g. only blank texts, split into no sentence (a tokenizer refuses an empty list)
         return []
     encoded = tokenizer(list(sentences), add_special_tokens=True, verbose=False)["input_ids"]
@@ -113,5 +125,13 @@ def translate_in_batches(
     ):
         index = todo[start : start + batch_size]
         for i, text in zip(index, translate_batch([sentences[i] for i in index]), strict=True):
-            out[i] = text
+            out[i] = or_source(text, sentences[i])
     return out
+
+
+def or_source(translation: T, source: str) -> T:
+    """`translation` (a text, or a tuple of hypotheses), where blank the `source` as written: a first token may
+    decode to nothing, and a translator never deletes the reader's text."""
+    if isinstance(translation, str):
+        return translation if translation.strip() else source
+    return type(translation)(or_source(each, source) for each in translation)

@@ -20,7 +20,7 @@ from transformers import (
 from hf_seq2seq.acceleration.cpu_features import cpu_supports
 from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule, align_pairs
 from hf_seq2seq.engines.base import TORCH_PRECISIONS, Translator
-from hf_seq2seq.engines.decoding import Decoding, translate_in_batches
+from hf_seq2seq.engines.decoding import Decoding, min_new_tokens, translate_in_batches
 from hf_seq2seq.engines.packed_weights import PACKED_WEIGHTS, use_packed_weights
 from hf_seq2seq.engines.scoring import NO_SCORE, Score
 from hf_seq2seq.models.folder import check_model_folder
@@ -261,7 +261,7 @@ def generate_translations(
         inputs = tokenizer(
             batch, max_length=max_source_length, truncation=True, padding=True, return_tensors="pt"
         ).to(model.device)
-        kwargs = decoding.generate_kwargs()
+        kwargs = decoding.generate_kwargs() | {"min_new_tokens": min_new_tokens(model.generation_config)}
         if decoding.max_new_tokens is None:  # the saved length rule, for any model (see `length_rule_limit`)
             limit = length_rule_limit(model.generation_config, inputs["input_ids"].shape[-1])
             if limit is not None:

@@ -29,7 +29,8 @@ NO_REPEAT_NGRAM_SIZE = 3
 
 
 def greedy_generation_config(model: PreTrainedModel, length_rule: tuple[float, int]) -> GenerationConfig:
-    """The saved decoding: greedy, up to `a * source_tokens + b` new tokens (`length_rule_limit`), never past
+    """The saved decoding: greedy, at least one new token (the end token never comes first: a non-empty source
+    never gets an empty translation), up to `a * source_tokens + b` new tokens (`length_rule_limit`), never past
     the decoder's positions, no repeated trigram. This package's model's `generate()` applies the length rule
     itself; for any model, the package's own decoding passes its limit to `generate()` (the validation of
     `hf_seq2seq.training.trainer.TranslationTrainer`, `hf_seq2seq.engines.torch_engine.TorchTranslator`)."""
@@ -40,6 +41,7 @@ def greedy_generation_config(model: PreTrainedModel, length_rule: tuple[float, i
         pad_token_id=model.config.pad_token_id,
         num_beams=1,
         do_sample=False,
+        min_new_tokens=1,
         max_new_tokens=model.config.max_position_embeddings - 1,
         max_length_a=a,
         max_length_b=b,

@@ -110,9 +110,11 @@ async function main() {
       attention_mask: attentionMask,
       do_sample: false,
       num_beams: 1,
+      min_new_tokens: 1, // the end token never first: a word is not translated into nothing
       max_new_tokens: newTokenLimit(generation, ids.length),
     });
-    return tokenizer.batch_decode(generated, { skip_special_tokens: true })[0].trim();
+    // a translation that is still blank (a first token that decodes to nothing) gives the source back
+    return tokenizer.batch_decode(generated, { skip_special_tokens: true })[0].trim() || line;
   }
 
   async function translate() {

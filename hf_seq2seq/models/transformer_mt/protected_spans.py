@@ -52,6 +52,24 @@ FINAL = ".!?…"
 STAND_INS = ("Tom", "Mary", "Boston", "Paris", "John")
 """Names that stand in for the spans of a sentence, in order (those the sentence does not hold already): words a
 model copies as they are, in the grammatical place of a URL, a path or a placeholder."""
+VERBATIM_PATTERNS = {
+    "marks and digits, at most one letter": r"[\W\d_]*(?:[^\W\d_][\W\d_]*)?",  # a, B), (3), 1., 42, 5 m, —
+    "list number": r"\(?(?:[ivx]{1,5}|[IVX]{1,5})[.)]",  # ii), iv., XII.
+    "identifier": (
+        r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+"  # github-logo, x-large, utf-8 (a label is written "Sign-in")
+        r"|(?=\w*_)(?=\w*[^\W_])\w+"  # snake_case, _private, MAX_SIZE
+        r"|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*"  # camelCase, iPhone, PowerPoint, GitHub
+    ),
+    "code": r"(?!\d+(?:st|nd|rd|th)$)(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*",  # A4, H2O, mp3, COVID-19
+    "file name": r"\.?[\w-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,5}|\.[A-Za-z0-9]{1,5}",  # report.docx, a.tar.gz, .pdf
+    "file extension": (
+        r"(?i:pdf|docx?|xlsx?|pptx?|odt|ods|odp|epub|txt|csv|tsv|json|xml|ya?ml|html?|md|rst|py|js|css|png|jpe?g"
+        r"|gif|svg|webp|mp[34]|srt|vtt)"
+    ),
+}
+"""Texts copied whole, unchanged, by kind: each a regular expression over the whole text, spaces around it aside
+(never over a part of a sentence: "a" alone is a list letter, in "a cat" an article)."""
+VERBATIM = re.compile("|".join(f"(?:{pattern})" for pattern in VERBATIM_PATTERNS.values()))
 NAMED = {name: re.compile(rf"(?<!\w){name}(?!\w)") for name in STAND_INS}
 """Each stand-in as a word of its own."""
 WORD = re.compile(r"\w")
@@ -89,35 +107,39 @@ class ProtectedSplit:
         return len(self.pieces) - 1
 
     def _plan(self, sentence: str) -> _Plan:
+        if sentence.strip() and VERBATIM.fullmatch(sentence.strip()):
+            return _Plan(None, {}, [sentence], sentence)
         offsets = protected_spans(sentence)
         if not offsets:
-            return _Plan(self._add(sentence))
+            return _Plan(self._add(sentence), source=sentence)
         spans = [sentence[start:end] for start, end in offsets]
         cuts = [0, *(offset for span in offsets for offset in span), len(sentence)]
         texts = [sentence[cuts[k] : cuts[k + 1]] for k in range(0, len(cuts), 2)]  # before, between, after
         final = sentence.rstrip()[-1:] if sentence.rstrip()[-1:] in FINAL else ""
         names = [name for name in STAND_INS if not NAMED[name].search(sentence)][: len(spans)]
         if len(names) < len(spans) or not any(WORD.search(text) for text in texts):
-            return _Plan(None, {}, self._cut(texts, spans, final))
+            return _Plan(None, {}, self._cut(texts, spans, final), sentence)
         masked = self._add(
             "".join(part for k, text in enumerate(texts) for part in (text, *names[k : k + 1]))
         )
-        return _Plan(masked, dict(zip(names, spans, strict=True)), self._cut(texts, spans, final))
+        return _Plan(masked, dict(zip(names, spans, strict=True)), self._cut(texts, spans, final), sentence)
 
-    def _cut(self, texts: list[str], spans: list[str], final: str) -> list[str | tuple[int, bool | None]]:
+    def _cut(
+        self, texts: list[str], spans: list[str], final: str
+    ) -> list[str | tuple[int, bool | None, str]]:
         """The sentence (`texts` around `spans`) as text kept as written (spans, spacing, punctuation) and
-        `(piece, case)` places for the translations of the words between; the last words are translated with the
-        sentence's `final` punctuation. `case` True/False puts a translation's first letter in upper/lower case
-        as the source's, None leaves it."""
+        `(piece, case, words)` places for the translations of the words between; the last words are translated
+        with the sentence's `final` punctuation. `case` True/False puts a translation's first letter in
+        upper/lower case as the source's, None leaves it; `words` as written stand where a translation is blank."""
         wordy = [k for k, text in enumerate(texts) if WORD.search(text)]
-        cut: list[str | tuple[int, bool | None]] = []
+        cut: list[str | tuple[int, bool | None, str]] = []
         for k, text in enumerate(texts):
             if k in wordy:
                 first, last = WORD.search(text).start(), len(text) - WORD.search(text[::-1]).start()
                 core = text[first:last]
                 piece = self._add(core + final if k == wordy[-1] else core)
                 case = False if core[0].islower() else (True if core[0].isupper() and k == 0 else None)
-                cut += [text[:first], (piece, case), text[last:]]
+                cut += [text[:first], (piece, case, core), text[last:]]
             else:
                 cut.append(text)
             cut += spans[k : k + 1]
@@ -133,12 +155,23 @@ class ProtectedSplit:
 class _Plan:
     """How one sentence's translation is put together: `stand_in`, the piece of the sentence with each span
     replaced by a name (`spans`: name -> span), used when each name comes back once; else `cut`, the words between
-    the spans translated piece by piece. A sentence without a span: `stand_in` is the sentence itself."""
+    the spans translated piece by piece (a piece translated to nothing: its words as written). A sentence without
+    a span: `stand_in` is the sentence itself. A translation that comes back blank is the `source` as written."""
 
-    def __init__(self, stand_in: int | None, spans: dict[str, str] | None = None, cut: list | None = None):
-        self.stand_in, self.spans, self.cut = stand_in, spans or {}, cut
+    def __init__(
+        self,
+        stand_in: int | None,
+        spans: dict[str, str] | None = None,
+        cut: list | None = None,
+        source: str = "",
+    ):
+        self.stand_in, self.spans, self.cut, self.source = stand_in, spans or {}, cut, source
 
     def join(self, translations: Sequence[str]) -> str:
+        text = self._joined(translations)
+        return text if text.strip() or not self.source.strip() else self.source
+
+    def _joined(self, translations: Sequence[str]) -> str:
         if self.cut is None:
             return translations[self.stand_in]
         if self.stand_in is not None:
@@ -152,11 +185,9 @@ class _Plan:
             if isinstance(part, str):
                 parts.append(part)
                 continue
-            text = translations[part[0]].strip().rstrip(FINAL + " \u00a0\u202f")
-            if text and part[1] is not None and not text[:2].isupper():
-                text = (text[0].upper() if part[1] else text[0].lower()) + text[1:]
+            piece, case, words = part
+            text = translations[piece].strip().rstrip(FINAL + " \u00a0\u202f") or words
+            if case is not None and not text[:2].isupper():
+                text = (text[0].upper() if case else text[0].lower()) + text[1:]
             parts.append(text)
-        for k in range(1, len(parts) - 1):  # a piece translated to nothing leaves one space, not two
-            if not parts[k] and parts[k - 1][-1:].isspace() and parts[k + 1][:1].isspace():
-                parts[k + 1] = parts[k + 1].lstrip()
         return "".join(parts)
