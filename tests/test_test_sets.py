@@ -5,6 +5,7 @@ import gzip
 import hashlib
 import json
 import logging
+import re
 import shutil
 from pathlib import Path
 
@@ -19,12 +20,15 @@ from hf_seq2seq.data.test_sets import (
     FILE_LANGUAGES,
     STANDARD_TEST_SET,
     TEST_SETS_ENV,
+    excluded_sentences,
     load_test_set,
     overlap_key,
 )
 from hf_seq2seq.evaluation.report import STANDARD_REPORT, EvalReport
 
 pytestmark = pytest.mark.floors  # the standard sets read and kept out of training at the floors too
+
+GETTEXT_FRAGMENTS, GETTEXT_MESSAGES = "gettext-fragments-v1", "gettext-messages-v1"
 
 needs_test_set = pytest.mark.skipif(
     not TEST_SETS_DIR.is_dir(), reason=f"needs the shared copy {TEST_SETS_DIR}"
@@ -78,6 +82,63 @@ def test_without_a_folder_the_set_is_downloaded_once_at_its_commit_and_checked(t
     with pytest.raises(ChecksumError, match="expected sha256 095313ff"):  # the English file served as French
         load_test_set(STANDARD_TEST_SET, cache_dir=tmp_path / "other")
     assert [p.name for p in (tmp_path / "other").rglob("*") if p.is_file()] == [f"{STANDARD_TEST_SET}.eng"]
+
+
+def test_the_gettext_sets_come_with_the_package_and_read_either_way(tmp_path, monkeypatch):
+    """`gettext-messages-v1` and `gettext-fragments-v1` are in the package (nothing downloaded, whatever
+    $HF_SEQ2SEQ_TEST_SETS says): aligned lines, each English message once, fragments of three words or fewer
+    without placeholders or markup and each a message too; French->English is the same lines the other way; an
+    edited copy is refused; a run can keep them out of training by name."""
+    monkeypatch.setenv(TEST_SETS_ENV, str(tmp_path))  # a folder without them: not where they are read from
+    messages = dict(zip(*load_test_set(GETTEXT_MESSAGES), strict=True))
+    fragments, references = load_test_set(GETTEXT_FRAGMENTS, "en", "fr")
+    assert len(messages) == 1639 and len(fragments) == len(set(fragments)) == len(references) == 694
+    assert messages["Save and continue editing"] == "Enregistrer et continuer les modifications"
+    assert messages[
+        "Deleting the selected %(objects_name)s would result in deleting related objects, but your "
+        "account doesn't have permission to delete the following types of objects:"
+    ].startswith("La suppression des objets %(objects_name)s")
+    for english, french in zip(fragments, references, strict=True):
+        assert english and french and english == english.strip() and messages[english] == french
+        assert len(english.split()) <= 3 and not re.search(r"[%{}<>]|&\w+;", english), english
+    assert load_test_set(GETTEXT_FRAGMENTS, "fr", "en") == (references, fragments)
+
+    edited = tmp_path / "gettext_sets"
+    shutil.copytree(test_sets.GETTEXT_SETS_DIR, edited)
+    (edited / f"{GETTEXT_FRAGMENTS}.fra").write_text(
+        "\n".join(references[:-1]) + "\nOups\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(test_sets, "GETTEXT_SETS_DIR", edited)
+    assert test_sets.test_set_file(GETTEXT_FRAGMENTS, "en") == edited / f"{GETTEXT_FRAGMENTS}.eng"  # unedited
+    with pytest.raises(ChecksumError, match="is not gettext-fragments-v1's fr file as the package pins it"):
+        load_test_set(GETTEXT_FRAGMENTS)
+    with pytest.raises(
+        DataNotFoundError, match="with the package: gettext-fragments-v1, gettext-messages-v1"
+    ):
+        load_test_set("gettext-fragments")
+    keys = excluded_sentences([GETTEXT_MESSAGES], ("en", "fr"))
+    assert overlap_key("save and continue editing") in keys and overlap_key("Enregistrer.") in keys
+
+
+def test_the_gettext_sets_rules_keep_one_line_messages_with_words_and_short_plain_fragments():
+    """measurements/build_gettext_test_sets.py: a message is kept, without the spaces around it, when both sides
+    are one line with a letter outside markup and placeholders; a fragment is three words or fewer, plain."""
+    from build_gettext_test_sets import is_fragment, kept_message
+
+    assert kept_message(" Save ", "Enregistrer ") == ("Save", "Enregistrer")
+    assert kept_message("%(name)s: %(value)s", "%(name)s : %(value)s") is None  # placeholders only
+    assert kept_message("<br/>&nbsp;", "<br/>&nbsp;") is None  # markup only
+    assert kept_message("First line\nsecond line", "Première ligne\nseconde ligne") is None
+    assert kept_message("Delete %s?", "Supprimer %s ?") == ("Delete %s?", "Supprimer %s ?")
+    assert kept_message("Save", "") is None
+    assert [
+        is_fragment(text) for text in ("Log out", "Delete %s", "<b>Bold</b>", "Change your password now")
+    ] == [
+        True,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_the_same_sentence_is_found_whatever_its_case_spacing_and_punctuation():

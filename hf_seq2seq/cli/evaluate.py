@@ -32,7 +32,8 @@ def build_parser():
         help="a standard English-French test set by name, scored one reference a line as its leaderboard scores: "
         "tatoeba-test-v2021-08-07 (the OPUS-MT leaderboard's), multi30k_test_2016_flickr (also 2017_flickr, "
         "2017_mscoco, 2018_flickr), newstest2009 to newstest2014, tico19-test; read from $HF_SEQ2SEQ_TEST_SETS or "
-        "downloaded once at a pinned commit of Helsinki-NLP/OPUS-MT-testsets, checked by sha256",
+        "downloaded once at a pinned commit of Helsinki-NLP/OPUS-MT-testsets, checked by sha256; or software messages "
+        "that come with the package: gettext-messages-v1, gettext-fragments-v1 (3 words or fewer)",
     )
     p.add_argument("--src-file", help="plain-text sources, one sentence per line")
     p.add_argument("--ref-file", action="append", default=[], help="aligned references (repeatable)")

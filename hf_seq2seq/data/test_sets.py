@@ -9,6 +9,11 @@ from ``$HF_SEQ2SEQ_TEST_SETS`` (a folder holding them, directly or under ``eng-f
 checked, a local copy's too, so that a score is on the very lines the leaderboard scores (one reference per
 line).
 
+:data:`PACKAGED_TEST_SETS` come with the package (:data:`GETTEXT_SETS_DIR`, nothing to download): software
+messages and fragments of three words or fewer, English-French, from open-source projects' French gettext
+catalogues, built by ``measurements/build_gettext_test_sets.py`` (the folder's README names the projects, their
+versions and licences). They are read by name as the others are, and are checked by sha256 too.
+
 :func:`overlap_key` is what two sentences must share to count as the same for :func:`drop_overlap`, which removes
 from a corpus every pair whose source or target side occurs in a test set: NFKC, case folded, punctuation
 and spacing dropped ("Tom's here." and "toms here" are one sentence).
@@ -16,6 +21,7 @@ and spacing dropped ("Tom's here." and "toms here" are one sentence).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import unicodedata
 from collections.abc import Sequence
@@ -23,7 +29,7 @@ from pathlib import Path
 
 from datasets import Dataset
 
-from hf_seq2seq.data.errors import DataNotFoundError
+from hf_seq2seq.data.errors import ChecksumError, DataNotFoundError
 from hf_seq2seq.data.fra_eng import default_cache_dir, pinned_file
 
 OPUS_MT_TESTSETS_COMMIT = "ac0f19c0be3cb4e0d9450fcb2d7a9847c4bdd180"
@@ -95,6 +101,24 @@ TEST_SETS: dict[str, dict[str, str]] = {  # each file's sha256 at OPUS_MT_TESTSE
 }
 
 
+GETTEXT_SETS_DIR = Path(__file__).with_name("gettext_sets")
+"""The folder of the test sets that come with the package (its README says where they come from)."""
+
+PACKAGED_TEST_SETS: dict[str, dict[str, str]] = {  # each file's sha256 in GETTEXT_SETS_DIR, by language code
+    "gettext-fragments-v1": {
+        "en": "41d321579058f47693a986ce9c94b75b8f810ca74a8e45fb4449044a51f2ef83",
+        "fr": "42d25a975868776c96fcc8e6c73963870bbdeee4116f13c9178bd4a07d90bb42",
+    },
+    "gettext-messages-v1": {
+        "en": "30c5592bcee22f2f599d6a97befaa37da213e82f975a95e711bfb681038bc4f9",
+        "fr": "d0cd40b64d90486a4c84a40918ad1652d4cc01ade8d94f344e2d04a524c95214",
+    },
+}
+"""The test sets in :data:`GETTEXT_SETS_DIR`: English software messages with their projects' own French
+translations (``-messages-``: one line each) and those of three words or fewer without placeholders or markup
+(``-fragments-``)."""
+
+
 def _how_to_supply(name: str) -> str:
     return (
         f"Set ${TEST_SETS_ENV} to a folder holding {name}.eng and {name}.fra (of {OPUS_MT_TESTSETS_COMMIT[:12]}); "
@@ -102,15 +126,36 @@ def _how_to_supply(name: str) -> str:
     )
 
 
+def _packaged_file(name: str, lang: str, path: Path) -> Path:
+    """`path`, the file of a set of :data:`PACKAGED_TEST_SETS`, checked by sha256."""
+    if not path.is_file():
+        raise DataNotFoundError(
+            f"{path} is missing: this install of hf_seq2seq lacks its package data; reinstall it"
+        )
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if actual != PACKAGED_TEST_SETS[name][lang]:
+        raise ChecksumError(
+            f"{path} is not {name}'s {lang} file as the package pins it: sha256 {actual}, expected "
+            f"{PACKAGED_TEST_SETS[name][lang]}. Reinstall the package (measurements/build_gettext_test_sets.py "
+            "rebuilds the sets)."
+        )
+    return path
+
+
 def test_set_file(name: str, lang: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The checked file of test set `name` in language `lang` ("en", "fr"): from ``$HF_SEQ2SEQ_TEST_SETS``,
-    else the cache, downloading it on first use. Raises :class:`ChecksumError` for a file that is not the pinned
+    """The checked file of test set `name` in language `lang` ("en", "fr"): a set of :data:`PACKAGED_TEST_SETS`
+    from the package, any other from ``$HF_SEQ2SEQ_TEST_SETS``, else the cache, downloading it on first use. Raises :class:`ChecksumError` for a file that is not the pinned
     one, :class:`DataNotFoundError` for a folder that lacks it, :class:`DownloadError` when it cannot come."""
-    if name not in TEST_SETS:
-        raise DataNotFoundError(f"unknown test set {name!r}; the standard ones: {', '.join(TEST_SETS)}")
+    if name not in TEST_SETS and name not in PACKAGED_TEST_SETS:
+        raise DataNotFoundError(
+            f"unknown test set {name!r}; the standard ones: {', '.join(TEST_SETS)}; "
+            f"with the package: {', '.join(PACKAGED_TEST_SETS)}"
+        )
     if lang not in FILE_LANGUAGES:
         raise DataNotFoundError(f"the test sets are English-French: no {lang!r} side")
     file_name = f"{name}.{FILE_LANGUAGES[lang]}"
+    if name in PACKAGED_TEST_SETS:
+        return _packaged_file(name, lang, GETTEXT_SETS_DIR / file_name)
     local = None
     if os.environ.get(TEST_SETS_ENV):
         folder = Path(os.environ[TEST_SETS_ENV]).expanduser()
@@ -137,8 +182,9 @@ def load_test_set(
     target_lang: str = "fr",
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """`(sources, references)` of test set `name`, line by line (one reference each, as the leaderboard scores:
-    a source that comes with several translations comes as several lines)."""
+    """`(sources, references)` of test set `name` (of :data:`TEST_SETS` or :data:`PACKAGED_TEST_SETS`), line by
+    line (one reference each, as the leaderboard scores: a source that comes with several translations comes as
+    several lines)."""
     sources, references = (
         test_set_file(name, lang, cache_dir).read_text(encoding="utf-8").removesuffix("\n").split("\n")
         for lang in (source_lang, target_lang)
@@ -155,17 +201,18 @@ def overlap_key(text: str) -> str:
 
 def excluded_sentences(names_or_files: Sequence[str], languages: tuple[str, str]) -> frozenset[str]:
     """The :func:`overlap_key` of every sentence to keep out of training: both sides (in `languages`) of each name
-    of :data:`TEST_SETS`, every line of each other entry, a text file of one sentence a line (either language)."""
+    of :data:`TEST_SETS` or :data:`PACKAGED_TEST_SETS`, every line of each other entry, a text file of one sentence a line (either language)."""
     lines = []
     for entry in names_or_files:
-        if entry in TEST_SETS:
+        if entry in TEST_SETS or entry in PACKAGED_TEST_SETS:
             sources, references = load_test_set(entry, *languages)
             lines += sources + references
         elif Path(entry).is_file():
             lines += Path(entry).read_text(encoding="utf-8").splitlines()
         else:
             raise DataNotFoundError(
-                f"--exclude_test_sets {entry!r} is neither a standard test set ({', '.join(TEST_SETS)}) nor a file"
+                f"--exclude_test_sets {entry!r} is neither a standard test set "
+                f"({', '.join([*TEST_SETS, *PACKAGED_TEST_SETS])}) nor a file"
             )
     return frozenset(overlap_key(line) for line in lines) - {""}
 
