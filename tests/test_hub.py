@@ -154,6 +154,7 @@ def test_report_saves_and_loads_unchanged(tmp_path):
         ({"chrf_signature": None}, "missing key.*chrf_signature"),
         ({"bleu": "41"}, "`bleu` must be a finite number"),
         ({"chrf": 0.55e3}, "`chrf` is a 0-100 score"),
+        ({"empty_share": 6.1}, "`empty_share` is a 0-1 share"),
         ({"direction": "english"}, "`direction` must be '<source>-<target>'"),
         ({"curve": [1.0, 2.0]}, "unknown key.*curve"),
     ],

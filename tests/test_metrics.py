@@ -5,13 +5,16 @@ import json
 import numpy as np
 import pytest
 import sacrebleu
-from helpers import VOCAB, tiny_tokenizer
+from helpers import VOCAB, WordTranslator, tiny_tokenizer
 from transformers import EvalPrediction, PreTrainedTokenizerFast
 
+from hf_seq2seq.evaluation.evaluate import evaluate_translations
 from hf_seq2seq.evaluation.metrics import (
     build_compute_metrics,
+    empty_share,
     is_looping,
     loop_share,
+    overlong_share,
     references_by_source,
     score_by_length,
     score_translations,
@@ -179,3 +182,26 @@ def test_scores_by_source_length_bucket():
     assert [row["num_sentences"] for row in rows] == [2, 1, 1, 0]
     assert rows[0]["bleu"] == pytest.approx(100) and rows[2]["bleu"] == 0 and "bleu" not in rows[3]
     assert loop_share(["a a a a a", "b", "c", "d"]) == 0.25
+
+
+def test_empty_and_overlong_outputs_are_counted_among_the_non_empty_sources():
+    """`evaluate`'s shares, on a fake engine whose answers are known: "cat" deleted (empty), "warning" answered
+    with a seven-word sentence (more than 3 x 1 word), "red" with exactly three words (not more than three times),
+    "the dog" kept in two words; the blank source counts in neither share nor in their denominator (4)."""
+    lexicon = {"cat": "", "warning": "il y a un grand danger ici", "red": "rouge vif clair", "dog": "chien"}
+    sources = ["cat", "Warning", "red", "the dog", " "]
+    scores, hypotheses = evaluate_translations(
+        WordTranslator(lexicon),
+        sources,
+        [["chat"], ["Attention"], ["rouge"], ["le chien"], [""]],
+        progress=False,
+    )
+    assert hypotheses == ["", "Il y a un grand danger ici", "rouge vif clair", "the chien", ""]
+    assert scores["empty_share"] == 0.25 and scores["overlong_share"] == 0.25
+    assert EvalReport(**scores).empty_share == 0.25  # the report keeps them, as evaluate's JSON does
+    assert overlong_share(["a b"], ["un deux trois quatre cinq six sept"]) == 1.0  # 7 > 3 x 2
+    assert overlong_share(["a b"], ["un deux trois quatre cinq six"]) == 0.0  # 6 = 3 x 2: not more
+    assert overlong_share(["a"], ["un deux"], ratio=1.5) == 1.0
+    assert empty_share([""], [""]) == overlong_share([], []) == 0.0  # nothing to count
+    with pytest.raises(ValueError, match="2 sources but 1 hypotheses"):
+        empty_share(["a", "b"], [""])

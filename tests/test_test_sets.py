@@ -225,6 +225,28 @@ def test_evaluate_scores_a_standard_test_set_by_name_one_reference_a_line(
         main([str(trained), "--test-set", STANDARD_TEST_SET, "--src-file", "a.en", "--ref-file", "a.fr"])
 
 
+def test_evaluate_scores_the_gettext_fragments_by_name_end_to_end(trained, tmp_path, capsys):
+    """`hf-seq2seq evaluate MODEL --test-set gettext-fragments-v1`, as a user runs it (nothing downloaded): every
+    fragment translated and scored one reference a line, the shares of empty and overlong outputs printed and in
+    eval_report.json, computed on the translations it wrote."""
+    from hf_seq2seq.cli.evaluate import main
+    from hf_seq2seq.evaluation.metrics import empty_share, overlong_share
+
+    report = main([str(trained), "--test-set", GETTEXT_FRAGMENTS, "--output-dir", str(tmp_path)])
+    sources, _ = load_test_set(GETTEXT_FRAGMENTS)
+    translations = (tmp_path / "translations.txt").read_text(encoding="utf-8").removesuffix("\n").split("\n")
+    assert report["dataset"] == GETTEXT_FRAGMENTS and report["num_sentences"] == len(sources) == len(
+        translations
+    )
+    assert "nrefs:1|" in report["bleu_signature"]
+    saved = EvalReport.load(tmp_path / "eval_report.json")
+    assert saved.empty_share == report["empty_share"] == empty_share(sources, translations)
+    assert saved.overlong_share == report["overlong_share"] == overlong_share(sources, translations)
+    out = capsys.readouterr().out
+    assert f"empty translations of non-empty sources {100 * saved.empty_share:.1f}%" in out
+    assert f"outputs more than 3 times the source's words {100 * saved.overlong_share:.1f}%" in out
+
+
 def test_training_ends_with_the_standard_figure_beside_its_own_split(
     synthetic_fra_txt, tmp_path, monkeypatch, capsys
 ):

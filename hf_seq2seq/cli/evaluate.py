@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> dict:
     setup_logging()
     quiet_transformers()
     from hf_seq2seq.evaluation.evaluate import EvaluationSettings, evaluate_folder
+    from hf_seq2seq.evaluation.metrics import OVERLONG_RATIO
 
     # every setting is the flag of its name, but the reference files (--ref-file, given once each) and the decoding
     named = {
@@ -92,6 +93,8 @@ def main(argv: list[str] | None = None) -> dict:
     print(
         f"BLEU {report.bleu:.2f}  chrF {report.chrf:.2f}  on {report.num_sentences} sentences "
         f"({report.test_set}), looping outputs {100 * report.loop_share:.1f}%\n"
+        f"empty translations of non-empty sources {100 * report.empty_share:.1f}%, outputs more than "
+        f"{OVERLONG_RATIO} times the source's words {100 * report.overlong_share:.1f}%\n"
         f"{report.bleu_signature}\n{report.chrf_signature}"
     )
     print(format_buckets(report.by_length))

@@ -1,7 +1,7 @@
 """Scoring a test set with any engine: `evaluate_translations` translates sources with a
 `hf_seq2seq.engines.base.Translator` (torch, CTranslate2 or ONNX Runtime) and scores them against their
-references (BLEU/chrF, loop share, scores by source length, the decoding used, wall time);
-`evaluate_folder` loads a folder's translator (`hf_seq2seq.engines.factory.load_translator`), reads the test
+references (BLEU/chrF, the shares of looping, empty and overlong outputs, scores by source length, the decoding
+used, wall time); `evaluate_folder` loads a folder's translator (`hf_seq2seq.engines.factory.load_translator`), reads the test
 set its `EvaluationSettings` name (text files, a standard set, or a dataset's split) and writes its `EvalReport`
 and translations (`hf-seq2seq evaluate`)."""
 
@@ -15,7 +15,13 @@ from hf_seq2seq.data.errors import ColumnError, DataError, DataFormatError
 from hf_seq2seq.engines.base import ENGINES, FULL_PRECISIONS, Translator, translate  # noqa: F401 (ENGINES: re-exported)
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.factory import load_translator  # noqa: F401 (ENGINES: re-exported)
-from hf_seq2seq.evaluation.metrics import loop_share, score_by_length, score_translations
+from hf_seq2seq.evaluation.metrics import (
+    empty_share,
+    loop_share,
+    overlong_share,
+    score_by_length,
+    score_translations,
+)
 from hf_seq2seq.evaluation.report import EVAL_REPORT, EvalReport
 
 
@@ -30,9 +36,10 @@ def evaluate_translations(
     progress: bool = True,
 ) -> tuple[dict, list[str]]:
     """Translate `sources` with `translator` (any engine's) and score them against all `references` of each:
-    BLEU/chrF with signatures, the number of sentences and references, the share of looping outputs, the
-    scores by source length (in tokens), the decoding settings (with the translator's precision unless it is
-    full precision) and the translation's wall time."""
+    BLEU/chrF with signatures, the number of sentences and references, the share of looping outputs, of empty
+    translations of non-empty sources and of outputs more than three times their source's words, the scores by
+    source length (in tokens), the decoding settings (with the translator's precision unless it is full
+    precision) and the translation's wall time."""
     decoding = decoding or Decoding()
     tokenizer, precision = translator.tokenizer, translator.precision
     started = time.monotonic()
@@ -48,6 +55,8 @@ def evaluate_translations(
     return {
         **scores,
         "loop_share": loop_share(hypotheses),
+        "empty_share": empty_share(sources, hypotheses),
+        "overlong_share": overlong_share(sources, hypotheses),
         "by_length": score_by_length(lengths, hypotheses, references),
         "decoding": translator.settings(decoding)
         | ({"split_sentences": True} if split_sentences else {})

@@ -94,6 +94,37 @@ def loop_share(hypotheses: Sequence[str]) -> float:
     return sum(map(is_looping, hypotheses)) / len(hypotheses) if hypotheses else 0.0
 
 
+OVERLONG_RATIO = 3
+"""An output with more than this many times its source's words counts in `overlong_share`."""
+
+
+def _non_empty(sources: Sequence[str], hypotheses: Sequence[str]) -> list[tuple[str, str]]:
+    if len(sources) != len(hypotheses):
+        raise ValueError(f"{len(sources)} sources but {len(hypotheses)} hypotheses")
+    return [
+        (source, hypothesis) for source, hypothesis in zip(sources, hypotheses, strict=True) if source.strip()
+    ]
+
+
+def empty_share(sources: Sequence[str], hypotheses: Sequence[str]) -> float:
+    """The share (0-1) of the non-empty `sources` whose translation is empty (or blank): content a translator
+    deleted. 0 when no source has a word."""
+    pairs = _non_empty(sources, hypotheses)
+    return sum(not hypothesis.strip() for _, hypothesis in pairs) / len(pairs) if pairs else 0.0
+
+
+def overlong_share(sources: Sequence[str], hypotheses: Sequence[str], ratio: float = OVERLONG_RATIO) -> float:
+    """The share (0-1) of the non-empty `sources` whose translation has more than `ratio` times their words
+    (split at spaces): a sentence invented for a word or a label ("Edit" -> "Les soulagers se sont élevés.")."""
+    pairs = _non_empty(sources, hypotheses)
+    return (
+        sum(len(hypothesis.split()) > ratio * len(source.split()) for source, hypothesis in pairs)
+        / len(pairs)
+        if pairs
+        else 0.0
+    )
+
+
 def score_by_length(
     source_lengths: Sequence[int],
     hypotheses: Sequence[str],

@@ -15,6 +15,8 @@ an `EvalReport` saved as JSON::
       "direction": "en-fr",                           # <source>-<target>
       "decoding": {"num_beams": 4, ...},              # the generate() settings used
       "parameters": 7600000, "wall_time_s": 35.1,     # model size; time of the translation (or of the run)
+      "loop_share": 0.002, "empty_share": 0.0,        # shares (0-1): looping outputs, empty outputs of non-empty
+      "overlong_share": 0.001,                        # sources, outputs of more than 3 times their source's words
       "training": {"preset": "cpu", ...}              # training only: facts about the run
     }
 """
@@ -65,6 +67,8 @@ class EvalReport:
     parameters: int | None = None
     wall_time_s: float | None = None
     loop_share: float | None = None
+    empty_share: float | None = None
+    overlong_share: float | None = None
     by_length: list[dict[str, Any]] = field(default_factory=list)
     training: dict[str, Scalar | None] = field(default_factory=dict)
     source: str = field(default="", compare=False, repr=False)
@@ -82,6 +86,12 @@ class EvalReport:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise ReportError(f"{where}: `{name}` must be a non-empty string, got {value!r}")
+        for name in ("empty_share", "overlong_share"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1
+            ):
+                raise ReportError(f"{where}: `{name}` is a 0-1 share, got {value!r}")
         for name in ("num_sentences", "num_references", "parameters"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
