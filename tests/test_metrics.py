@@ -185,9 +185,10 @@ def test_scores_by_source_length_bucket():
 
 
 def test_empty_and_overlong_outputs_are_counted_among_the_non_empty_sources():
-    """`evaluate`'s shares, on a fake engine whose answers are known: "cat" deleted (empty), "warning" answered
-    with a seven-word sentence (more than 3 x 1 word), "red" with exactly three words (not more than three times),
-    "the dog" kept in two words; the blank source counts in neither share nor in their denominator (4)."""
+    """`evaluate`'s shares, on a fake engine whose answers are known: "cat" deleted by the model (empty: the
+    source comes back in its place, so not counted), "warning" answered with a seven-word sentence (more than 3 x 1
+    word), "red" with exactly three words (not more than three times), "the dog" kept in two words; the blank
+    source counts in neither share nor in their denominator (4)."""
     lexicon = {"cat": "", "warning": "il y a un grand danger ici", "red": "rouge vif clair", "dog": "chien"}
     sources = ["cat", "Warning", "red", "the dog", " "]
     scores, hypotheses = evaluate_translations(
@@ -196,9 +197,11 @@ def test_empty_and_overlong_outputs_are_counted_among_the_non_empty_sources():
         [["chat"], ["Attention"], ["rouge"], ["le chien"], [""]],
         progress=False,
     )
-    assert hypotheses == ["", "Il y a un grand danger ici", "rouge vif clair", "the chien", ""]
-    assert scores["empty_share"] == 0.25 and scores["overlong_share"] == 0.25
-    assert EvalReport(**scores).empty_share == 0.25  # the report keeps them, as evaluate's JSON does
+    assert hypotheses == ["cat", "Il y a un grand danger ici", "rouge vif clair", "the chien", ""]
+    assert scores["empty_share"] == 0.0 and scores["overlong_share"] == 0.25
+    assert empty_share(sources, ["", "Attention", "", "le chien", ""]) == 0.5  # 2 of the 4 non-empty sources
+    report = EvalReport(**scores)  # the report keeps them, as evaluate's JSON does
+    assert (report.empty_share, report.overlong_share) == (0.0, 0.25)
     assert overlong_share(["a b"], ["un deux trois quatre cinq six sept"]) == 1.0  # 7 > 3 x 2
     assert overlong_share(["a b"], ["un deux trois quatre cinq six"]) == 0.0  # 6 = 3 x 2: not more
     assert overlong_share(["a"], ["un deux"], ratio=1.5) == 1.0
