@@ -1,13 +1,15 @@
 """Fragment training data (`hf_seq2seq.data.fragments`): the symmetrised alignment and the consistent phrase
 pairs of hand-made alignments (known answers), phrase pairs mined with eflomal and cached, casing and punctuation
-variants made alike on both sides, and the examples of `--phrase_share` / `--variant_share`."""
+variants made alike on both sides, the examples of `--phrase_share` / `--variant_share`, and a tiny training
+run with both, whose phrase pairs come from its train split alone."""
 
 import json
 
 import pytest
 from datasets import Dataset
-from helpers import NOUNS, synthetic_pairs
+from helpers import NOUNS, synthetic_pairs, tiny_args
 
+from hf_seq2seq.cli import train as train_cli
 from hf_seq2seq.data import fragments
 from hf_seq2seq.data.errors import DataError
 from hf_seq2seq.data.fragments import (
@@ -18,6 +20,7 @@ from hf_seq2seq.data.fragments import (
     variant,
     word_spans,
 )
+from hf_seq2seq.data.splits import assign_split
 
 
 def test_consistent_phrases_of_a_hand_made_alignment():
@@ -145,3 +148,44 @@ def test_fragment_examples_are_the_shares_asked_for(mined, monkeypatch):
     assert len(fragment_examples(train, 0.0, 0.0, seed=0)) == 0
     with pytest.raises(DataError, match=">= 0"):
         fragment_examples(train, -0.1, 0.0, seed=0)
+
+
+def test_training_with_fragments_mines_the_train_split_alone(tmp_path, monkeypatch):
+    # every pair carries its own word, wK in English and mK in French: a phrase pair shows which rows it came from
+    rows = [(f"{s[:-2]} w{k} .", f"{t[:-2]} m{k} .") for k, (s, t) in enumerate(synthetic_pairs()[::8])]
+    data = tmp_path / "fra.txt"
+    data.write_text("".join(f"{s}\t{t}\n" for s, t in rows), encoding="utf-8")
+    monkeypatch.setenv("HF_SEQ2SEQ_CACHE", str(tmp_path / "cache"))
+    output_dir = tmp_path / "run"
+    flags = [
+        "--max_steps",
+        "10",
+        "--phrase_share",
+        "0.5",
+        "--phrase_min_count",
+        "1",
+        "--variant_share",
+        "0.2",
+    ]
+    results = train_cli.main(tiny_args(data, output_dir, *flags))
+    facts = json.loads((output_dir / "test_results.json").read_text())["training"]
+    assert facts["train_pairs"] == 300
+    assert (facts["phrase_examples"], facts["variant_examples"]) == (150, 60)
+    assert results["training"]["phrase_examples"] == 150
+    train_rows = {row[0] for row in rows if assign_split(row[0]) == "train"}
+    held_out = {row[0].split()[-2] for row in rows if assign_split(row[0]) != "train"}
+    first_300 = {source.split()[-2] for source in [row[0] for row in rows if row[0] in train_rows][:300]}
+    [cached] = (tmp_path / "cache" / "phrase-pairs").glob("*.json")
+    words = {word for pair in json.loads(cached.read_text()) for word in pair["source"].split()}
+    assert held_out and not words & held_out  # nothing of the validation or test split
+    assert words & first_300 and words & {f"w{k}" for k in range(len(rows))} <= first_300
+
+
+def test_fragment_shares_are_refused_below_zero_and_with_streaming(synthetic_fra_txt, tmp_path, capsys):
+    for flags, message in (
+        (["--phrase_share", "-0.1"], "--phrase_share is a number of examples per train pair: >= 0"),
+        (["--variant_share", "0.1", "--streaming", "--max_steps", "5"], "--variant_share adds examples"),
+    ):
+        with pytest.raises(SystemExit):
+            train_cli.parse_args(tiny_args(synthetic_fra_txt, tmp_path, *flags))
+        assert message in capsys.readouterr().err

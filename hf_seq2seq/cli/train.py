@@ -45,6 +45,12 @@ def parse_args(
         parser.error(
             f"--max_tokens_per_batch must be a positive number of tokens, not {data_args.max_tokens_per_batch}"
         )
+    for flag in ("phrase_share", "variant_share"):
+        share = getattr(data_args, flag)
+        if not share >= 0:
+            parser.error(f"--{flag} is a number of examples per train pair: >= 0, not {share}")
+        if share and data_args.streaming:
+            parser.error(f"--{flag} adds examples to a train split held in memory: not with --streaming")
     needs = cuda_graphs_needs(training_args) if data_args.cuda_graphs else []  # None: where the run can
     if needs:
         parser.error("--cuda_graphs needs " + "; ".join(needs))

@@ -122,6 +122,25 @@ class DataArguments:
         },
     )
     concat_max_pairs: int = field(default=4, metadata={"help": "the most pairs a joined example holds"})
+    phrase_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "add this many phrase-pair examples per train pair: short phrases (1-3 source words) mined from "
+            "the train split with the eflomal word aligner (pip install hf_seq2seq[fragments]), cached on disk "
+            "(0: none; hf_seq2seq/data/fragments.py)"
+        },
+    )
+    phrase_min_count: int = field(
+        default=3, metadata={"help": "keep a phrase pair extracted at least this many times"}
+    )
+    variant_share: float = field(
+        default=0.0,
+        metadata={
+            "help": "add this many casing and punctuation variants per train pair (title case, upper case, no "
+            "final mark, lower-case first word) of the short train pairs, and of the phrase pairs with "
+            "--phrase_share (0: none)"
+        },
+    )
     max_train_samples: int | None = None
     max_eval_samples: int | None = field(default=None, metadata={"help": "validation sources used for BLEU"})
     max_test_samples: int | None = None

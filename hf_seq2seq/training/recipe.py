@@ -27,6 +27,7 @@ from transformers import (
 from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends, sdpa_backends
 from hf_seq2seq.acceleration.compilation import sizes_apart
 from hf_seq2seq.data.augmentation import join_random_pairs
+from hf_seq2seq.data.fragments import FragmentSettings, add_fragment_examples, fragment_counts
 from hf_seq2seq.data.loaders import exclusions
 from hf_seq2seq.data.tokenization import tokenize_dataset
 from hf_seq2seq.engines.packed_weights import use_packed_weights
@@ -99,8 +100,11 @@ def run(
     }
     if kept_out:  # the test sets no train or validation pair shares a side with
         facts["kept_out_of_training"] = ", ".join(sorted(kept_out))
+    fragments = fragment_counts(len(splits["train"]), data_args.phrase_share, data_args.variant_share)
     if data_args.concat_share:
-        facts["joined_examples"] = len(tokenized["train"]) - len(splits["train"])
+        facts["joined_examples"] = len(tokenized["train"]) - len(splits["train"]) - sum(fragments)
+    if any(fragments):
+        facts["phrase_examples"], facts["variant_examples"] = fragments
     if data_args.max_tokens_per_batch:
         facts["max_tokens_per_batch"] = data_args.max_tokens_per_batch
     if model_args.sdpa_backends:
@@ -204,6 +208,16 @@ def set_up_data(
             data_args.max_target_length,
             training_args.seed,
         )
+    fragments = FragmentSettings(
+        data_args.phrase_share,
+        data_args.variant_share,
+        data_args.phrase_min_count,
+        data_args.max_source_length,
+        data_args.max_target_length,
+        training_args.seed,
+    )
+    with training_args.main_process_first(desc="mining phrase pairs"):  # aligns once, into the cache
+        tokenized["train"] = add_fragment_examples(tokenized["train"], splits["train"], tokenizer, fragments)
     return splits, tokenizer, tokenized
 
 
