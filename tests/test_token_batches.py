@@ -146,10 +146,34 @@ def test_a_tiny_run_trains_on_token_batches(synthetic_fra_txt, tmp_path):
     assert torch.load(tmp_path / "training_args.bin", weights_only=False).max_steps == 30
 
 
-def test_the_command_refuses_a_limit_below_one_token_or_a_pair(monkeypatch, capsys, tmp_path):
+def test_a_limit_of_0_trains_on_batches_of_pairs_over_a_preset_that_batches_by_tokens(pairs, tmp_path):
+    _, data_args, training_args, _ = parse_args(
+        ["--preset", "cpu", "--max_tokens_per_batch", "0", "--output_dir", str(tmp_path)]
+    )
+    assert data_args.max_tokens_per_batch is None  # what a run reports and sizes its batches by
+    tokenizer = tiny_tokenizer()
+    model = TransformerMTForConditionalGeneration(tiny_config(vocab_size=len(tokenizer)))
+    trainer = TranslationTrainer(
+        model=model,
+        args=Seq2SeqTrainingArguments(
+            str(tmp_path),
+            use_cpu=True,
+            report_to="none",
+            per_device_train_batch_size=training_args.per_device_train_batch_size,
+        ),
+        train_dataset=pairs,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+        processing_class=tokenizer,
+        max_tokens_per_batch=data_args.max_tokens_per_batch,
+    )
+    sizes = Counter(len(batch["input_ids"]) for batch in trainer.get_train_dataloader())
+    assert sizes == Counter({32: len(pairs) // 32, len(pairs) % 32: 1})  # the preset's 32 pairs a batch
+
+
+def test_the_command_refuses_a_negative_limit_or_one_below_a_pair(monkeypatch, capsys, tmp_path):
     with pytest.raises(SystemExit):
-        parse_args(["--preset", "tiny", "--max_tokens_per_batch", "0"])
-    assert "--max_tokens_per_batch must be a positive number of tokens, not 0" in capsys.readouterr().err
+        parse_args(["--preset", "tiny", "--max_tokens_per_batch", "-1"])
+    assert "--max_tokens_per_batch must be a number of tokens (0: batches of" in capsys.readouterr().err
 
     def too_long(*args):
         TokenBatchSampler([30], [40], max_tokens=50)

@@ -41,9 +41,13 @@ def parse_args(
     )
     parser.set_defaults(**preset_defaults(preset))
     model_args, data_args, training_args, final_args = parser.parse_args_into_dataclasses(args=argv)
-    if data_args.max_tokens_per_batch is not None and data_args.max_tokens_per_batch <= 0:
+    # 0: batches of --per_device_train_batch_size pairs, as without a preset that batches by tokens
+    if data_args.max_tokens_per_batch == 0:
+        data_args.max_tokens_per_batch = None
+    if data_args.max_tokens_per_batch is not None and data_args.max_tokens_per_batch < 0:
         parser.error(
-            f"--max_tokens_per_batch must be a positive number of tokens, not {data_args.max_tokens_per_batch}"
+            f"--max_tokens_per_batch must be a number of tokens (0: batches of --per_device_train_batch_size "
+            f"pairs), not {data_args.max_tokens_per_batch}"
         )
     for flag in ("phrase_share", "variant_share"):
         share = getattr(data_args, flag)

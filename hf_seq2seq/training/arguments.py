@@ -100,7 +100,8 @@ class DataArguments:
         metadata={
             "help": "train on batches of pairs of similar lengths holding at most this many source + target "
             "tokens, padding included (fairseq's --max-tokens), instead of --per_device_train_batch_size pairs; "
-            "per process and per micro-batch (with --streaming: batched in pools of --shuffle_buffer pairs)"
+            "per process and per micro-batch (with --streaming: batched in pools of --shuffle_buffer pairs); 0: "
+            "batches of pairs, over a preset that batches by tokens"
         },
     )
     cuda_graphs: bool | None = field(
