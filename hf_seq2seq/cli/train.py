@@ -10,6 +10,7 @@ from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends
 from hf_seq2seq.evaluation.report import STANDARD_REPORT
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
+from hf_seq2seq.training.checks import setting_problems
 from hf_seq2seq.training.presets import PRESETS, preset_defaults
 from hf_seq2seq.training.recipe import run
 from hf_seq2seq.training.trainer import cuda_graphs_needs
@@ -49,12 +50,9 @@ def parse_args(
             f"--max_tokens_per_batch must be a number of tokens (0: batches of --per_device_train_batch_size "
             f"pairs), not {data_args.max_tokens_per_batch}"
         )
-    for flag in ("phrase_share", "variant_share"):
-        share = getattr(data_args, flag)
-        if not share >= 0:
-            parser.error(f"--{flag} is a number of examples per train pair: >= 0, not {share}")
-        if share and data_args.streaming:
-            parser.error(f"--{flag} adds examples to a train split held in memory: not with --streaming")
+    problems = setting_problems(model_args, data_args, training_args, final_args)
+    if problems:  # each one line; all of them at once, so that one run of the command names every change
+        parser.error("\n".join(problems))
     needs = cuda_graphs_needs(training_args) if data_args.cuda_graphs else []  # None: where the run can
     if needs:
         parser.error("--cuda_graphs needs " + "; ".join(needs))

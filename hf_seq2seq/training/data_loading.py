@@ -6,6 +6,7 @@ from transformers import Seq2SeqTrainingArguments
 
 from hf_seq2seq.data.loaders import load_corpora
 from hf_seq2seq.training.arguments import DataArguments
+from hf_seq2seq.training.checks import streaming_problem
 
 
 def load_splits(data_args: DataArguments, seed: int = 42):
@@ -69,10 +70,8 @@ def prepare_streaming(data_args: DataArguments, training_args: Seq2SeqTrainingAr
     """
     if not data_args.streaming:
         return
-    if training_args.max_steps <= 0:
-        raise ValueError(
-            "--streaming needs --max_steps N: a stream has no length, so the number of training steps "
-            "cannot be derived from --num_train_epochs"
-        )
+    problem = streaming_problem(data_args, training_args)
+    if problem:
+        raise ValueError(problem)
     if training_args.accelerator_config.dispatch_batches is None:
         training_args.accelerator_config.dispatch_batches = False

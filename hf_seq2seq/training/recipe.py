@@ -37,6 +37,7 @@ from hf_seq2seq.models.folder import add_pipeline_code, checkpoint_folders, last
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
 from hf_seq2seq.training.averaging import average_checkpoints
 from hf_seq2seq.training.builders import build_model, build_tokenizer, smooth_labels_in_the_model
+from hf_seq2seq.training.checks import setting_problems
 from hf_seq2seq.training.data_loading import load_splits, prepare_streaming
 from hf_seq2seq.training.final_evaluation import (
     TRANSLATIONS_FILE,
@@ -65,6 +66,9 @@ def run(
     the reports, and the other processes return `train_and_save`'s facts after training.
     """
     final_args = final_args or FinalArguments()
+    problems = setting_problems(model_args, data_args, training_args, final_args)
+    if problems:  # before any data is read (`hf-seq2seq train` refuses them as it parses its flags)
+        raise ValueError("\n".join(problems))
     started = time.monotonic()
     checkpoint = prepare_run(data_args, training_args, final_args)
     splits, tokenizer, tokenized = set_up_data(model_args, data_args, training_args, checkpoint)
@@ -195,11 +199,7 @@ def set_up_data(
     tokenized = tokenize_dataset(
         splits, tokenizer, data_args.max_source_length, data_args.max_target_length, keep_columns=()
     )
-    if data_args.concat_share:
-        if data_args.streaming:
-            raise ValueError(
-                "--concat_share joins pairs of a train split held in memory: not with --streaming"
-            )
+    if data_args.concat_share:  # not with --streaming (`setting_problems`)
         tokenized["train"] = join_random_pairs(
             tokenized["train"],
             data_args.concat_share,
