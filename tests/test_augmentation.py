@@ -2,7 +2,11 @@
 within the length limits, come out the same for the same seed, and reach training."""
 
 import json
+import sys
+import tracemalloc
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from datasets import Dataset
 from helpers import synthetic_pairs, tiny_args
@@ -74,6 +78,50 @@ def test_a_share_of_zero_changes_nothing_and_bad_settings_are_refused(corpus):
         join_random_pairs(tokenized, 0.5, 1, 64, 64, seed=0)
     with pytest.raises(ValueError, match=">= 0"):
         join_random_pairs(tokenized, -0.1, 4, 64, 64, seed=0)
+
+
+def random_sequences(
+    generator: np.random.Generator, rows: int, longest: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`(offsets, values)` of `rows` random sequences of 4 to `longest` token ids, each ending in </s> (1)."""
+    offsets = np.zeros(rows + 1, dtype=np.int32)
+    np.cumsum(generator.integers(4, longest + 1, size=rows), out=offsets[1:])
+    values = generator.integers(3, 256, size=offsets[-1], dtype=np.int32)
+    values[offsets[1:] - 1] = 1
+    return offsets, values
+
+
+def test_joining_pairs_of_a_corpus_of_a_million_reads_only_the_rows_it_draws():
+    generator = np.random.default_rng(0)
+    rows = 1_000_000
+    (source_offsets, sources), (target_offsets, targets) = (
+        random_sequences(generator, rows, n) for n in (16, 18)
+    )
+    corpus = Dataset.from_dict(
+        {
+            "input_ids": pa.ListArray.from_arrays(source_offsets, sources),
+            "attention_mask": pa.ListArray.from_arrays(source_offsets, np.ones_like(sources)),
+            "labels": pa.ListArray.from_arrays(target_offsets, targets),
+        }
+    )
+    # what the two columns cost as Python lists, at the least: a list a row, 8 bytes a token (ids below 256 are
+    # shared objects)
+    columns_cost = 2 * rows * sys.getsizeof([]) + 8 * (len(sources) + len(targets))
+    tracemalloc.start()
+    try:
+        # a hundredth joined (the presets join a tenth: ten times the work, as much memory a chunk), 2 to 8 pairs
+        joined = join_random_pairs(corpus, 0.01, 8, 128, 128, seed=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(joined) == rows + 10_000
+    assert peak < columns_cost / 10, (
+        f"joining took {peak / 2**20:.0f} MiB; the columns cost {columns_cost / 2**20:.0f}"
+    )
+    extra = joined.select(range(rows, rows + 1000))
+    assert max(len(ids) for ids in extra["input_ids"][:]) <= 128 and extra[0]["attention_mask"] == [1] * len(
+        extra[0]["input_ids"]
+    )
 
 
 def test_training_with_joined_examples_reports_them(tmp_path, synthetic_fra_txt):

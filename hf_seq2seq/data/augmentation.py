@@ -17,6 +17,7 @@ import numpy as np
 from datasets import Dataset, concatenate_datasets
 
 INPUT_COLUMNS = ("input_ids", "attention_mask", "labels")
+JOINED_PER_CHUNK = 2048  # joined examples made at a time: what bounds the memory of joining
 
 
 def join_random_pairs(
@@ -31,7 +32,10 @@ def join_random_pairs(
     `round(share * len(train))` joined examples. Each joins k random pairs (k drawn uniformly from 2..`max_pairs`,
     pairs drawn with replacement) in the order drawn; a pair that would take the joined source past
     `max_source_length` or the target past `max_target_length` tokens ends the example there, so an example may
-    join fewer than k (at least one pair when a pair alone is that long). The same seed gives the same examples."""
+    join fewer than k (at least one pair when a pair alone is that long). The same seed gives the same examples.
+
+    The pairs are drawn first, then read a chunk of examples at a time, only the rows drawn: the memory it takes
+    is bounded by the chunk and the joined examples (kept in Arrow), not by the size of `train`."""
     if not 0 <= share:
         raise ValueError(f"the share of joined examples must be >= 0, got {share}")
     if max_pairs < 2:
@@ -42,13 +46,39 @@ def join_random_pairs(
     generator = np.random.default_rng(seed)
     sizes = generator.integers(2, max_pairs + 1, size=count)  # (count,)
     drawn = generator.integers(0, len(train), size=int(sizes.sum()))  # (sum of sizes,)
-    sources, targets = train["input_ids"][:], train["labels"][:]  # lists (a Column in datasets 4+)
+    # (count + 1,): example i joins the pairs drawn[starts[i] : starts[i + 1]]
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    pairs = train.select_columns(("input_ids", "labels"))
+    features = train.select_columns(INPUT_COLUMNS).features
+    pieces = []
+    # a chunk of examples at a time, each reading only the rows it draws: the columns are never read whole (on a
+    # corpus of millions of pairs, as Python lists, they would cost gigabytes)
+    for first in range(0, count, JOINED_PER_CHUNK):
+        last = min(first + JOINED_PER_CHUNK, count)
+        rows = pairs[drawn[starts[first] : starts[last]].tolist()]  # {column: the drawn rows, in drawn order}
+        joined = _join(
+            rows["input_ids"], rows["labels"], sizes[first:last], max_source_length, max_target_length
+        )
+        joined["attention_mask"] = [[1] * len(ids) for ids in joined["input_ids"]]
+        pieces.append(Dataset.from_dict({name: joined[name] for name in INPUT_COLUMNS}, features=features))
+    return concatenate_datasets([train.select_columns(INPUT_COLUMNS), *pieces])
+
+
+def _join(
+    sources: list[list[int]],
+    targets: list[list[int]],
+    sizes: np.ndarray,
+    max_source_length: int,
+    max_target_length: int,
+) -> dict[str, list[list[int]]]:
+    """Join `sources`/`targets` (the drawn pairs, in order) into `len(sizes)` examples, `sizes[i]` pairs drawn for
+    example i, each ending where the next pair would pass a length limit."""
     joined: dict[str, list[list[int]]] = {"input_ids": [], "labels": []}
     start = 0
     for size in sizes:
         source: list[int] = []
         target: list[int] = []
-        for index in drawn[start : start + size]:
+        for index in range(start, start + size):
             # each sequence ends in </s>: drop the one before the join, keep the last
             next_source, next_target = source[:-1] + sources[index], target[:-1] + targets[index]
             if source and (len(next_source) > max_source_length or len(next_target) > max_target_length):
@@ -57,8 +87,4 @@ def join_random_pairs(
         start += size
         joined["input_ids"].append(source)
         joined["labels"].append(target)
-    joined["attention_mask"] = [[1] * len(ids) for ids in joined["input_ids"]]
-    extra = Dataset.from_dict(
-        {name: joined[name] for name in INPUT_COLUMNS}, features=train.select_columns(INPUT_COLUMNS).features
-    )
-    return concatenate_datasets([train.select_columns(INPUT_COLUMNS), extra])
+    return joined
