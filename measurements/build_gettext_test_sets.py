@@ -6,7 +6,7 @@ the `msgid` -> `msgstr` of every translated, non-fuzzy, non-obsolete entry witho
 forms depend on each catalogue's plural rule) of the `fr` catalogues each wheel of `WHEELS` ships. A message is kept
 when its `msgid` and `msgstr` are one line each (spaces around them dropped) and each holds a letter outside its
 markup (`<...>` tags, `&...;` entities) and placeholders (`%s`, `%(name)s`, `{0}`, ... as the package protects
-them, `protected_spans.PATTERNS["placeholder"]`, and `%r`); the first translation of each English message is
+them, `protected_spans.PATTERNS["placeholder"]`); the first translation of each English message is
 kept, in the order of `WHEELS`, then of each wheel's catalogue paths, then of its entries.
 
 * `gettext-messages-v1`: every such message;
@@ -95,8 +95,7 @@ WHEELS = (
 
 FRAGMENTS, MESSAGES = "gettext-fragments-v1", "gettext-messages-v1"
 FRAGMENT_WORDS = 3
-# the package's placeholders and Python's %r, %a (sphinx.po has them), which the package leaves to the model
-PLACEHOLDER = re.compile(PATTERNS["placeholder"] + r"|%[-#0+]*\d*[ra](?!\w)")
+PLACEHOLDER = re.compile(PATTERNS["placeholder"])  # the package's placeholders
 MARKUP = re.compile(r"<[^<>]*>|&(?:#\d+|#x[0-9a-fA-F]+|\w+);")
 LETTER = re.compile(r"[^\W\d_]")
 

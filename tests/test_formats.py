@@ -438,7 +438,7 @@ PROTECTED = [
     ("Mail jean.dupont@example.fr (or www.example.org/docs).", ["jean.dupont@example.fr", "www.example.org/docs"]),
     ("Edit /etc/nginx/nginx.conf, ~/.bashrc and src/main.py.", ["/etc/nginx/nginx.conf", "~/.bashrc", "src/main.py"]),
     ("Open C:\\Users\\tom\\report.docx then run `git status`.", ["C:\\Users\\tom\\report.docx", "`git status`"]),
-    ("Hello {name}, {{count}} new: %s, %(user)s, %d, {total:.2f}.", ["{name}", "{{count}}", "%s", "%(user)s", "%d", "{total:.2f}"]),
+    ("Hello {name}, {{count}} new: %s, %(user)s, %d, %r, {total:.2f}.", ["{name}", "{{count}}", "%s", "%(user)s", "%d", "%r", "{total:.2f}"]),
     ("It costs 1,234.56 dollars, 3.5% more, on 2026-11-27 at 10:30.", ["1,234.56", "3.5%", "2026-11-27", "10:30"]),
     ("I have 12 cats and/or dogs, e.g. this one; I'm 100 % sure.", []),
 ]  # fmt: skip
