@@ -4,10 +4,13 @@ a tiny word-level model folder, the flags of a tiny training run. The fixtures b
 import itertools
 import os
 import random
+import re
+import shutil
 import socket
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -427,3 +430,64 @@ class WordTranslator(Translator):
         from transformers import GenerationConfig
 
         return GenerationConfig()
+
+
+# ---- gettext catalogues (tests/fixtures/gettext/README.md)
+GETTEXT = FIXTURES / "gettext"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # `.ci/run` sets CI=true
+PLACEHOLDER = re.compile(r"%\(\w+\)[-#0+ ]*\d*(?:\.\d+)?[a-zA-Z]|%[-#0+ ]*\d*(?:\.\d+)?[a-zA-Z%]|\{\w*\}")
+"""printf-style and Python brace placeholders, as gettext's python-format and python-brace-format read them."""
+
+
+def msgfmt_check(path: Path) -> None:
+    """`msgfmt --check --use-fuzzy` accepts the catalogue `path` (every check, fuzzy messages included). Without
+    msgfmt (Debian's gettext package) the test skips, except in CI, where it fails."""
+    import pytest
+
+    if shutil.which("msgfmt") is None:
+        if IN_CI:
+            pytest.fail("msgfmt is missing: .ci/run installs Debian's gettext package")
+        pytest.skip("msgfmt is missing (apt-get install gettext)")
+    checked = subprocess.run(
+        ["msgfmt", "--check", "--use-fuzzy", "-o", os.devnull, str(path)], capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
+def check_filled_catalogue(source: str, translated: str) -> int:
+    """Assert that catalogue `translated` is `source` with each untranslated message filled as a user relies
+    on: marked fuzzy, every plural form the header declares, never empty, the same placeholders (as a
+    multiset) and leading and trailing whitespace as what it translates; every other entry (translated,
+    obsolete) written byte for byte, and the header saying the target's plural forms. Returns how many
+    messages were filled."""
+    import polib
+
+    before, after = polib.pofile("\n" + source), polib.pofile("\n" + translated)
+    nplurals = int(re.search(r"nplurals\s*=\s*(\d+)", after.metadata["Plural-Forms"])[1])
+    assert [(e.msgctxt, e.msgid) for e in before] == [(e.msgctxt, e.msgid) for e in after]
+    blocks = [block for block in source.split("\n\n") if "msgid" in block]
+    filled = 0
+    for block, old, new in zip(blocks[1:] if before.metadata else blocks, before, after, strict=True):
+        untranslated = not old.obsolete and (
+            any(not form for form in old.msgstr_plural.values()) if old.msgid_plural else not old.msgstr
+        )
+        if not untranslated:
+            assert block.strip("\n") in translated, block  # byte for byte
+            continue
+        filled += 1
+        assert "fuzzy" in new.flags, new
+        forms = (
+            {
+                k: (old.msgid if k == 0 else old.msgid_plural, new.msgstr_plural.get(k))
+                for k in range(nplurals)
+            }
+            if old.msgid_plural
+            else {0: (old.msgid, new.msgstr)}
+        )
+        assert not old.msgid_plural or sorted(new.msgstr_plural) == list(range(nplurals)), new
+        for text, form in forms.values():
+            assert form and form.strip(), new  # never empty
+            assert Counter(PLACEHOLDER.findall(form)) == Counter(PLACEHOLDER.findall(text)), (text, form)
+            assert re.match(r"\s*", form)[0] == re.match(r"\s*", text)[0], (text, form)
+            assert re.search(r"\s*$", form)[0] == re.search(r"\s*$", text)[0], (text, form)
+    return filled

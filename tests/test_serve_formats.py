@@ -27,7 +27,7 @@ except ImportError:
     requests = None
 needs_requests = pytest.mark.skipif(requests is None, reason="requests is not installed")
 
-from helpers import WordTranslator  # noqa: E402
+from helpers import GETTEXT, WordTranslator, check_filled_catalogue, msgfmt_check  # noqa: E402
 from serve_helpers import (  # noqa: E402
     HOST,
     FakeWorker,
@@ -43,6 +43,7 @@ from serve_helpers import (  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from hf_seq2seq.engines.base import Translator  # noqa: E402
+from hf_seq2seq.engines.factory import load_translator  # noqa: E402
 from hf_seq2seq.formats.aligned import translate_aligned  # noqa: E402
 from hf_seq2seq.formats.glossary import Glossary  # noqa: E402
 from hf_seq2seq.formats.markup import translate_html  # noqa: E402
@@ -299,6 +300,9 @@ def test_each_format_is_offered_with_its_name_type_and_disposition():
         ),
         "film.vtt": (b"WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nThe cat.\n", "text/vtt; charset=utf-8", "film_fr.vtt"),
         "C:\\Users\\me\\Report.DOCX": (data.getvalue(), docx_type(), "Report_fr.docx"),
+        "messages.po": (
+            b'msgid "The cat."\nmsgstr ""\n', "text/x-gettext-translation; charset=utf-8", "messages_fr.po"
+        ),
     }  # fmt: skip
     with client(words()) as c:
         for filename, (content, media_type, download_as) in files.items():
@@ -316,6 +320,24 @@ def test_each_format_is_offered_with_its_name_type_and_disposition():
             else:
                 assert b"Le chat." in download.content
         assert c.get(url).status_code == 200  # downloads can be repeated until the file expires
+
+
+@pytest.mark.parametrize("name", ["django_fr.po", "wtforms.pot"])
+def test_a_gettext_catalogue_round_trips_with_its_untranslated_messages_filled(trained, name, tmp_path):
+    pytest.importorskip("polib")
+    source = (GETTEXT / name).read_bytes()
+    with client(load_translator(trained, "torch")) as c:
+        answer = c.post(
+            "/translate_file", data={"source": "en", "target": "fr"}, files={"file": (name, source)}
+        )
+        assert answer.status_code == 200, answer.json()
+        download = c.get(answer.json()["translatedFileUrl"])
+    assert download.status_code == 200
+    filled = check_filled_catalogue(source.decode("utf-8"), download.content.decode("utf-8"))
+    assert filled == {"django_fr.po": 7, "wtforms.pot": 39}[name]
+    assert b'"Language: fr\\n"' in download.content
+    (tmp_path / "out.po").write_bytes(download.content)
+    msgfmt_check(tmp_path / "out.po")
 
 
 def docx_type() -> str:

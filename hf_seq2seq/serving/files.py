@@ -37,6 +37,8 @@ MEDIA_TYPES = {
     ".odt": "application/vnd.oasis.opendocument.text",
     ".odp": "application/vnd.oasis.opendocument.presentation",
     ".epub": "application/epub+zip",
+    ".po": "text/x-gettext-translation; charset=utf-8",
+    ".pot": "text/x-gettext-translation-template; charset=utf-8",
 }
 """The Content-Type of each document format's download."""
 MAX_STEM = 100

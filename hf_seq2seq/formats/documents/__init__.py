@@ -1,11 +1,11 @@
 """Translating documents by their extension: plain text, HTML, SubRip and WebVTT subtitles, Word documents,
-PowerPoint presentations, OpenDocument texts and presentations, EPUB e-books.
+PowerPoint presentations, OpenDocument texts and presentations, EPUB e-books, gettext catalogues.
 
 One module per format (`plain_text`, `html_pages`, `subrip`, `vtt`, `wordprocessing`, `powerpoint`,
-`opendocument`, `epub`; the subtitles' shared cue handling in `subtitles`, the formatted runs that PowerPoint
+`opendocument`, `epub`, `catalogue`; the subtitles' shared cue handling in `subtitles`, the formatted runs that PowerPoint
 and OpenDocument paragraphs share in `runs`), each a `DocumentFormat` that turns a file's bytes into the
 translated file's bytes with everything but its text kept; `DOCUMENT_FORMATS` maps each extension taken to its
-format. A format's library (python-docx, python-pptx, srt, webvtt-py: the `documents` extra) is imported when a
+format. A format's library (python-docx, python-pptx, srt, webvtt-py, polib: the `documents` extra) is imported when a
 file of it is translated, so this package imports without them.
 
 `translate_document_bytes` is what the server calls; `translate_document` (the `--input-file F --output-file G`
@@ -24,6 +24,7 @@ from hf_seq2seq.engines.base import Translator
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.formats.documents import base
 from hf_seq2seq.formats.documents.base import DocumentError, DocumentFormat, Job
+from hf_seq2seq.formats.documents.catalogue import Catalogue
 from hf_seq2seq.formats.documents.epub import Epub
 from hf_seq2seq.formats.documents.html_pages import HtmlPage
 from hf_seq2seq.formats.documents.opendocument import OpenDocument
@@ -45,7 +46,17 @@ __all__ = [
 
 DOCUMENT_FORMATS: dict[str, DocumentFormat] = {
     extension: kind
-    for kind in (PlainText(), HtmlPage(), SubRip(), WebVtt(), Docx(), Pptx(), OpenDocument(), Epub())
+    for kind in (
+        PlainText(),
+        HtmlPage(),
+        SubRip(),
+        WebVtt(),
+        Docx(),
+        Pptx(),
+        OpenDocument(),
+        Epub(),
+        Catalogue(),
+    )
     for extension in kind.extensions
 }
 """Each extension taken (lowercase, with its dot) -> the format that translates it."""
