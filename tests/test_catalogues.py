@@ -183,3 +183,12 @@ def test_a_catalogue_in_its_own_charset_is_read_with_it_and_written_in_utf8(word
 def test_a_file_that_is_not_a_catalogue_is_refused(words, data):
     with pytest.raises(DocumentError, match=r"not a gettext catalogue \(\.po\)"):
         translate_document_bytes(words, data, ".po")
+
+
+def test_a_catalogue_s_line_endings_and_byte_order_mark_are_kept(words):
+    source = "\ufeff" + HEADER + '\nmsgid "the cat"\nmsgstr ""\n\nmsgid "a"\nmsgstr "b"\n'
+    data = source.replace("\n", "\r\n").encode("utf-8")
+    out = translate_document_bytes(words, data, ".po", target_lang="fr").decode("utf-8")
+    assert out.startswith("\ufeffmsgid") and out.count("\r\n") == out.count("\n")
+    assert '\r\n\r\nmsgid "a"\r\nmsgstr "b"\r\n' in out
+    assert msgstr(out.lstrip("\ufeff"), "the cat") == "le chat"
