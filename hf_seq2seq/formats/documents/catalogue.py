@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hf_seq2seq.formats.documents.base import DocumentError, DocumentFormat, Job, decode, require
 from hf_seq2seq.models.transformer_mt.protected_spans import protected_spans
@@ -99,7 +99,7 @@ class _Entry:
     end: int
     entry: object | None = None
     header: dict[str, str] | None = None
-    replacement: list[str] | None = field(default=None)
+    replacement: list[str] | None = None
 
 
 def _decode(data: bytes) -> tuple[str, str]:
