@@ -784,8 +784,12 @@ def test_the_command_prints_alignments_as_pharaoh_pairs(memorising_folder):
             "--alignments is for texts",
         ),
         (["--format", "html", "--alignments", "hello"], "--alignments is for plain text"),
+        (
+            ["--input-file", "{dir}/messages.po"],
+            "a gettext catalogue is translated into another: give --output-file",
+        ),
     ],
-    ids=["no-input", "other-extension", "document-alignments", "html-alignments"],
+    ids=["no-input", "other-extension", "document-alignments", "html-alignments", "catalogue-no-output"],
 )
 def test_flags_that_do_not_go_together_are_a_usage_error(tmp_path, capsys, flags, message):
     with pytest.raises(SystemExit) as exit_info:

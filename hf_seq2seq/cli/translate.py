@@ -110,6 +110,12 @@ def check_arguments(p, args) -> None:
         for flag in ("alignments", "scores"):
             if getattr(args, flag):
                 p.error(f"--{flag} is for texts: a document is written with its formatting instead")
+    # read as plain text, a catalogue's keywords, comments and msgids would be translated with the rest
+    catalogue = Path(args.input_file or "").suffix.lower()
+    if catalogue in (".po", ".pot") and not args.output_file:
+        p.error(
+            f"a gettext catalogue is translated into another: give --output-file (messages.fr{catalogue})"
+        )
     for flag in ("alignments", "scores"):
         if getattr(args, flag) and args.format != "text":
             p.error(f"--{flag} is for plain text (--format text)")
