@@ -464,6 +464,8 @@ def test_with_no_word_aligned_each_formatting_lands_at_its_words_relative_place(
 
 
 REAL_DOCUMENTS = sorted(p for p in (FIXTURES / "real").iterdir() if p.suffix in (".html", ".docx"))
+# units a translation copies whole, never given to the model (protected_spans.VERBATIM: names, identifiers)
+COPIED = {"mozilla-firefox-developer-edition.html": 1}  # "WebIDE"
 
 
 @pytest.fixture(scope="module")
@@ -480,7 +482,7 @@ def test_a_real_document_loses_no_element_link_run_or_field_with_a_weak_model(ra
     data = path.read_bytes()
     counts = document_counts(data, translate_document_bytes(random_model, data, path.suffix), path.suffix)
     assert counts["units"] > 0 and counts["units_missing"] == 0
-    assert counts["untranslated"] == 0  # the random model never writes English
+    assert counts["untranslated"] == COPIED.get(path.name, 0)  # the random model never writes English
     assert counts["formats_after"] == counts["formats"] and counts["units_losing_format"] == 0
     assert counts["links_lost"] == counts["links_added"] == 0 and counts["fields_after"] == counts["fields"]
     if path.suffix == ".html":
