@@ -180,3 +180,35 @@ def test_the_measure_reads_every_document_in_the_folders_it_is_given(tmp_path):
         tmp_path / "a.srt",
         tmp_path / "b/deep/z.DOCX",
     ]
+
+
+def test_every_meta_that_holds_text_is_translated_by_one_rule_and_no_other_is(translated):
+    """wikimediafoundation.org's head (trafilatura's cached page): its `og:image:alt` was translated and its
+    `twitter:text:title`, the same title as `og:title`, was not; pluralsight's and lemire.me's pages give their
+    description as microdata (`itemprop`). Every key whose last part is a title, a description or an image's
+    description is read; names, addresses, types, dates and sizes are not."""
+    page = (OUTSIDE / "wikimediafoundation-turkey-head-excerpt.html").read_text()
+    out = translated("wikimediafoundation-turkey-head-excerpt.html").decode()
+
+    def contents(document: str) -> dict[str, str]:
+        return dict(re.findall(r'<meta (?:property|name)="([^"]+)" content="([^"]*)"', document))
+
+    before, after = contents(page), contents(out)
+    read = {"og:title", "og:description", "og:image:alt", "twitter:text:title", "twitter:image:alt"}
+    assert {key for key in before if after[key] != before[key]} == read
+    assert before.keys() == after.keys() and len(before) == 17
+
+    from helpers import WordTranslator
+
+    from hf_seq2seq.formats.markup import translate_html
+
+    words = WordTranslator({"the": "le", "cat": "chat"})
+    keys = {
+        'itemprop="description"': True, 'name="DC.title"': True, 'property="og:title twitter:title"': True,
+        'name="dcterms.abstract"': True, 'itemprop="headline"': True, 'property="og:video:alt"': True,
+        'itemprop="name"': False, 'name="keywords"': False, 'name="dc.subject"': False,
+        'name="apple-mobile-web-app-title"': False, 'name="twitter:image"': False, 'name="author"': False,
+    }  # fmt: skip
+    for key, is_read in keys.items():
+        meta = f'<meta {key} content="the cat">'
+        assert translate_html(words, [meta]) == [meta.replace("the cat", "le chat") if is_read else meta], key

@@ -17,8 +17,8 @@ each piece starts, so that every piece is kept or replaced as the exact bytes it
   elements are placed around the target words aligned to the words they wrapped (`hf_seq2seq.formats.spans`),
   their tags as written. An inline element opened in one passage and closed in another stays where it is.
 * The attributes users read (`TRANSLATED_ATTRIBUTES`: `alt`, `title`, `placeholder`, `aria-label`; the
-  `content` of a page's description and of its link card's title and description, `READ_META`) are translated
-  in place (but for a file's name standing for a description: `alt="IMG_0042.jpg"`), and, given the
+  `content` of a `<meta>` whose key names a title, a description or an image's description, `reads_as_text`)
+  are translated in place (but for a file's name standing for a description: `alt="IMG_0042.jpg"`), and, given the
   translation's language, the `lang` and `xml:lang` that name a language are set to it; the rest of their tag
   is kept as written.
 * Translated text is written with `&`, `<` and `>` escaped (and the quote, in an attribute value).
@@ -54,11 +54,16 @@ from hf_seq2seq.formats.spans import Span, fit_target, project_spans, render_spa
 
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 """Attribute values that people read, translated in place."""
-READ_META = frozenset(
-    "description og:title og:description og:image:alt twitter:title twitter:description twitter:image:alt".split()
-)
-"""The `<meta>` elements (by `name` or `property`) whose `content` people read: a page's description in search
-results, its title and description on the card a link to it gets (Open Graph, Twitter)."""
+META_KEYS = ("name", "property", "itemprop")
+"""The attributes of a `<meta>` that say what its `content` is (HTML's, RDFa's and Open Graph's, microdata's);
+each may hold several keys, space-separated (RDFa: `property="og:title twitter:title"`)."""
+READ_META = frozenset("title description alt abstract headline".split())
+"""What the last part of a `<meta>` key (after its vocabulary's prefix: `og:`, `twitter:`, `dc.`, `dcterms.`,
+`og:image:`) names when people read its `content`: a page's title, description or abstract (search results,
+catalogues), its link card's title and description (`og:title`, `twitter:text:title`), an image's or a video's
+description (`og:image:alt`, `twitter:image:alt`), an article's headline (`itemprop="headline"`). Not names
+(`og:site_name`, `application-name`, `author`), index terms (`keywords`, `dc.subject`, `article:tag`), addresses,
+types, dates or sizes, which are kept."""
 FILE_NAME = re.compile(r"[\w.-]+\.[A-Za-z0-9]{1,5}")
 """One word with an extension: a file's name, which stands for a picture in place of a description (many tools
 write one: python-pptx, content systems), kept as written."""
@@ -241,12 +246,22 @@ def _readable(value: str) -> bool:
     return _needs_translation(value) and not FILE_NAME.fullmatch(value) and not DATA.fullmatch(value)
 
 
+def reads_as_text(attrs: Sequence[tuple[str, str | None]]) -> bool:
+    """Whether a `<meta>` with these attributes holds text people read in its `content`: one of its keys
+    (`META_KEYS`), whatever its vocabulary, ends in a part `READ_META` names (`og:image:alt`, `DC.title`,
+    `description`), as the parts are separated by `:` or `.`."""
+    return any(
+        re.split(r"[:.]", key)[-1] in READ_META
+        for name, value in attrs
+        if name.lower() in META_KEYS
+        for key in (value or "").lower().split()
+    )
+
+
 def _read_attributes(piece: Piece) -> tuple[str, ...]:
-    """The attributes of a start tag that people read: `TRANSLATED_ATTRIBUTES`, and a `READ_META`'s content."""
-    if piece.tag == "meta" and any(
-        name in ("name", "property") and (value or "").strip().lower() in READ_META
-        for name, value in piece.attrs
-    ):
+    """The attributes of a start tag that people read: `TRANSLATED_ATTRIBUTES`, and the `content` of a `<meta>`
+    that holds text (`reads_as_text`)."""
+    if piece.tag == "meta" and reads_as_text(piece.attrs):
         return (*TRANSLATED_ATTRIBUTES, "content")
     return TRANSLATED_ATTRIBUTES
 
