@@ -212,3 +212,33 @@ def test_every_meta_that_holds_text_is_translated_by_one_rule_and_no_other_is(tr
     for key, is_read in keys.items():
         meta = f'<meta {key} content="the cat">'
         assert translate_html(words, [meta]) == [meta.replace("the cat", "le chat") if is_read else meta], key
+
+
+def test_a_cue_with_broken_markup_comes_back_with_its_tags_in_the_order_written(translated):
+    """pysrt's capability_tester.srt (its cues 7 and 8, rebuilt: tests/fixtures/README.md): tags no format knows,
+    an end tag never opened, a start tag left open, `<` and `>` that are text (`1,4<6</u>`). Their tags were
+    moved apart (`<u>` before the `<invalid_tag>` written before it) and a broken cue's text ran on into the
+    next cue; now each cue has its tags in the order written and keeps its own text."""
+    from hf_seq2seq.formats.documents.subtitles import TAG
+
+    def cues(data: bytes) -> list[str]:
+        return [block.split("\n", 2)[2] for block in data.decode().replace("\r", "").strip().split("\n\n")]
+
+    source = cues((OUTSIDE / "pysrt-capability-tester-broken-tags.srt").read_bytes())
+    out = cues(translated("pysrt-capability-tester-broken-tags.srt"))
+    assert [TAG.findall(cue) for cue in out] == [TAG.findall(cue) for cue in source]
+    assert "<" not in out[2] and out[2] != source[2]  # the clean cue after the broken one: only its own text
+
+    from helpers import WordTranslator
+
+    words = WordTranslator({"the": "le", "cat": "chat", "sleeps": "dort"})
+    shapes = {
+        "The <u>cat sleeps<6</u>.": "Le <u>chat sleeps<6.</u>",
+        "<i>The cat</i> <x>sleeps</x>": "<i>Le chat</i> <x>dort</x>",
+        "The <b>cat</i> sleeps": "Le <b>chat</i> dort",
+        "<b><i>The cat</b></i> sleeps": "<b><i>Le chat</b></i> dort",
+        "The cat sleeps.</i>": "Le chat dort.</i>",
+    }
+    for cue, expected in shapes.items():
+        data = f"1\n00:00:01,000 --> 00:00:02,000\n{cue}\n".encode()
+        assert translate_document_bytes(words, data, ".srt").decode().split("\n", 2)[2] == expected + "\n\n"

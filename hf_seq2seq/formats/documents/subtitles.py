@@ -1,21 +1,24 @@
 """The text of subtitle cues (SubRip, WebVTT): translated as one text per cue and wrapped back into as many lines.
 
-A cue's lines are joined into one text and translated sentence by sentence with its word alignment. A dialogue
-cue (a line of it starts with a dash, after any tags: `-Hi.`, `<i>- Hi.</i>`) is one text per speaker, from a
-dashed line to the next (a first speaker without a dash too), each dash kept as written at the start of its
-speaker's first line, after the tags there. A sentence
-that runs on from one cue into the next (the cue ends with a word or a comma) is translated as one text with
-the cues it runs over (`JOINED` at most; dialogue cues are not joined), and its translation is cut back into
-those cues by the word alignment: each cut where the most aligned words fall on the side of their source
-words, every cue keeping at least a word per line of it, its timings and its number of lines (a run whose
-translation has fewer words than its cues have lines is translated cue by cue, and a text whose translation has
-fewer words than it has lines line by line). Its inline tags (`<i>`, `<b>`, `<u>`, `<font color=...>`,
-WebVTT's `<c.class>` and `<lang>`) are placed around the target words aligned to the words they wrapped, as
-HTML's are (`hf_seq2seq.formats.spans`); a tag without its partner (a `<v Speaker>` left open), a
-timestamp (`<00:01.500>`) and a SubRip position (`{\\an8}`) go after the translation of the word before them
-(first, where they were first), glued to the word that follows. The translation is then cut at word
-boundaries into the cue's number of lines, as even in length as they can be, in linear time (never an empty
-line: it would end the cue). A cue with no letter is kept as written.
+A cue's lines are joined into one text and translated sentence by sentence with its word alignment. A dialogue cue
+(a line of it starts with a dash, after any tags: `-Hi.`, `<i>- Hi.</i>`) is one text per speaker, from a dashed
+line to the next (a first speaker without a dash too), each dash kept as written at the start of its speaker's first
+line, after the tags there. A sentence that runs on from one cue into the next (the cue ends with a word or a comma)
+is translated as one text with the cues it runs over (`JOINED` at most; dialogue cues and broken ones, below, are
+not joined), and its translation is cut back into those cues by the word alignment: each cut where the most aligned
+words fall on the side of their source words, every cue keeping at least a word per line of it, its timings and its
+number of lines (a run whose translation has fewer words than its cues have lines is translated cue by cue, and a
+text whose translation has fewer words than it has lines line by line). Its inline tags (`<i>`, `<b>`, `<u>`, `<font
+color=...>`, WebVTT's `<c.class>` and `<lang>`) are placed around the target words aligned to the words they
+wrapped, as HTML's are (`hf_seq2seq.formats.spans`); a tag without its partner (a `<v Speaker>` left open), a
+timestamp (`<00:01.500>`) and a SubRip position (`{\\an8}`) go after the translation of the word before them (first,
+where they were first), glued to the word that follows. A cue whose markup is broken (a tag neither format knows,
+`<invalid_tag>`; an end tag without its start, a start tag left open but a voice's; a `<` or `>` that is no tag's,
+`1,4<6</u>`) comes back no more broken than it came: its tags keep the order they were written in, each at its
+relative place among the translated words (against the word before it where it was written so), and a `<` or `>`
+that is no tag's stays text (escaped in WebVTT, where it cannot stand bare). The translation is then cut at word
+boundaries into the cue's number of lines, as even in length as they can be, in linear time (never an empty line: it
+would end the cue). A cue with no letter is kept as written.
 """
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ GOES_ON = re.compile(r"[\w,]\s*$")
 """The end of a cue whose sentence goes on in the next cue: a word or a comma, no closing punctuation."""
 JOINED = 4
 """The most cues one sentence is translated over."""
+KNOWN_TAGS = frozenset("b i u s font c v lang ruby rt".split())
+"""The elements of SubRip's cue text (`b`, `i`, `u`, `s`, `font`) and WebVTT's (`c`, `i`, `b`, `u`, `v`, `lang`,
+`ruby`, `rt`): a cue holding another is read as broken (`_broken`)."""
+LEFT_OPEN = frozenset({"v"})
+"""Elements a cue may leave open (a voice, `<v Speaker>`, whose end tag WebVTT lets a cue leave out)."""
 MARK = "\x00"
 """Stands around a tag's number while the target words are wrapped (no cue text holds it)."""
 
@@ -50,13 +58,19 @@ class CueText:
     lines: int = 1
     spans: list[Span] = field(default_factory=list)
     tags: list[tuple[str, str]] = field(default_factory=list)  # (opening, closing) of each span
+    broken: bool = False  # markup that does not parse (`_broken`): its tags are points, kept in their order
+    glued: set[int] = field(
+        default_factory=set
+    )  # the spans of a broken cue's tags written against a word before
 
 
 def read_cue_text(raw: str, entities: bool) -> CueText:
     """The text and tags of `raw` (lines joined by spaces); `entities`: decode `&amp;`-style references."""
     texts, tags = TAG.split(raw), TAG.findall(raw)  # texts[t] stands before tags[t]
     partner = _partners(tags)
-    cue = CueText(lines=raw.count("\n") + 1)
+    cue = CueText(lines=raw.count("\n") + 1, broken=_broken(texts, tags, partner))
+    if cue.broken:  # no tag pairs with another: none wraps words, each stays a point where it was
+        partner = {}
     stack: list[int] = []  # spans of the open tags that have a partner
     opened: dict[int, int] = {}  # tag index -> span index
     chunks: list[str] = []
@@ -83,6 +97,10 @@ def read_cue_text(raw: str, entities: bool) -> CueText:
             cue.tags[index] = (cue.tags[index][0], tag)
             stack.pop()
             continue
+        if cue.broken:  # after the word it follows, and written against it where it was
+            words_before = words
+            if inside:
+                cue.glued.add(len(cue.spans))
         cue.spans.append(Span(words_before, words_before, stack[-1] if stack else None))
         cue.tags.append((tag, ""))
         if t in partner:
@@ -109,12 +127,30 @@ def _partners(tags: list[str]) -> dict[int, int]:
     return partner
 
 
+def _broken(texts: list[str], tags: list[str], partner: dict[int, int]) -> bool:
+    """Whether a cue's markup does not parse: a `<` or `>` outside its tags, an element neither format knows
+    (`KNOWN_TAGS`), an end tag without its start or a start tag left open (but `LEFT_OPEN`'s)."""
+    if any("<" in text or ">" in text for text in texts):
+        return True
+    for t, tag in enumerate(tags):
+        name = re.match(r"</?([A-Za-z]+)", tag)
+        if name and (
+            name[1].lower() not in KNOWN_TAGS
+            or (t not in partner and (tag.startswith("</") or name[1].lower() not in LEFT_OPEN))
+        ):
+            return True
+    return False
+
+
 def write_cue_text(cue: CueText, result: AlignedTranslation, entities: bool) -> str:
     """The translation of `cue` with its tags around their aligned words, in `cue.lines` lines at most."""
     target = result.target.split()
     if entities:
         target = [html.escape(word, quote=False) for word in target]
-    ranges = project_spans(cue.spans, result.alignment or [], len(target))
+    if cue.broken:
+        ranges = _in_order([span.start for span in cue.spans], len(result.source.split()), len(target))
+    else:
+        ranges = project_spans(cue.spans, result.alignment or [], len(target))
     written = render_spans(
         target, cue.spans, ranges, lambda k: f"{MARK}{2 * k}{MARK}", lambda k: f"{MARK}{2 * k + 1}{MARK}"
     )
@@ -122,6 +158,8 @@ def write_cue_text(cue: CueText, result: AlignedTranslation, entities: bool) -> 
     for piece in written.split(" "):  # a piece of tags alone goes with the word after it
         if pieces and not _visible(pieces[-1]):
             pieces[-1] += piece
+        elif pieces and not _visible(piece) and int(piece.split(MARK)[1]) // 2 in cue.glued:
+            pieces[-1] += piece  # a broken cue's tag that was written against the word before it
         else:
             pieces.append(piece)
     if len(pieces) > 1 and not _visible(pieces[-1]):
@@ -129,6 +167,20 @@ def write_cue_text(cue: CueText, result: AlignedTranslation, entities: bool) -> 
     lines = [" ".join(line) for line in wrap(pieces, [len(_visible(p)) for p in pieces], cue.lines)]
     tags = [tag for pair in cue.tags for tag in pair]
     return re.sub(f"{MARK}(\\d+){MARK}", lambda m: tags[int(m[1])], "\n".join(lines))
+
+
+def _in_order(points: list[int], source_words: int, target_words: int) -> list[tuple[int, int]]:
+    """Where a broken cue's tags go, in their order: each at its relative place among the target words, after
+    the one before it, and a word further where words stood between them in the source (while there are
+    target words), so that an element that wrapped words still wraps some."""
+    out: list[tuple[int, int]] = []
+    for k, point in enumerate(points):
+        at = round(point * target_words / source_words) if source_words else 0
+        if out:
+            at = max(at, out[-1][0] + (point > points[k - 1]))
+        at = min(at, target_words)
+        out.append((at, at))
+    return out
 
 
 def _visible(piece: str) -> str:
@@ -221,9 +273,14 @@ def _runs(parsed: list[CueText], whole: list[bool]) -> list[list[int]]:
             continue
         last = runs[-1][-1] if runs else None
         if (
-            last == k - 1 and whole[last] and whole[k] and len(runs[-1]) < JOINED
+            last == k - 1
+            and whole[last]
+            and whole[k]
+            and len(runs[-1]) < JOINED
             and GOES_ON.search(parsed[last].text)
-        ):  # fmt: skip
+            and not parsed[last].broken
+            and not cue.broken
+        ):  # fmt: skip (a broken cue is translated alone: its markup stays in it)
             runs[-1].append(k)
         else:
             runs.append([k])
