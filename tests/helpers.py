@@ -432,6 +432,13 @@ class WordTranslator(Translator):
         return GenerationConfig()
 
 
+class Unaligned(WordTranslator):
+    """Translates word by word but aligns nothing: where no target word is aligned to a run's words."""
+
+    def align(self, sources, targets, *args, **kwargs):
+        return [[] for _ in sources]
+
+
 # ---- gettext catalogues (tests/fixtures/gettext/README.md)
 GETTEXT = FIXTURES / "gettext"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # `.ci/run` sets CI=true

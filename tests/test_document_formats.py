@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers import WordTranslator
+from helpers import Unaligned, WordTranslator
 
 from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.engines.base import Translator, UnsupportedFeature
@@ -46,13 +46,6 @@ NCX = "{http://www.daisy.org/z3986/2005/ncx/}"
 @pytest.fixture
 def words():
     return WordTranslator(LEXICON, adjectives=frozenset({"bold"}))
-
-
-class Unaligned(WordTranslator):
-    """Translates word by word but aligns nothing: where no target word is aligned to a run's words."""
-
-    def align(self, sources, targets, *args, **kwargs):
-        return [[] for _ in sources]
 
 
 def translated(words, text: str) -> str:

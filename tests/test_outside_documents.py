@@ -242,3 +242,21 @@ def test_a_cue_with_broken_markup_comes_back_with_its_tags_in_the_order_written(
     for cue, expected in shapes.items():
         data = f"1\n00:00:01,000 --> 00:00:02,000\n{cue}\n".encode()
         assert translate_document_bytes(words, data, ".srt").decode().split("\n", 2)[2] == expected + "\n\n"
+
+
+def test_a_powerpoint_link_comes_back_as_one_link_where_no_word_is_aligned():
+    """Tika's testPPT_various.pptx: "[1] This is a footnote.", its note mark two runs linked to one bookmark.
+    Words outside every link that no aligned word gave a run took the paragraph's first word's run, the mark's:
+    the link came back twice, the second over "This is a footnote." translated."""
+    from helpers import Unaligned
+
+    data = (OUTSIDE / "tika-testPPT_various.pptx").read_bytes()
+    out = translate_document_bytes(
+        Unaligned({"this": "ceci", "is": "est", "footnote": "note"}), data, ".pptx"
+    )
+    counts = document_counts(data, out, ".pptx")
+    assert counts["links"] == 3 and counts["links_added"] == counts["links_lost"] == 0
+    slide = zipfile.ZipFile(io.BytesIO(out)).read("ppt/slides/slide1.xml").decode()
+    after_mark = slide.split('r:id="rId7"/></a:rPr><a:t>1]</a:t></a:r>', 1)[1]
+    run = after_mark[: after_mark.index("</a:r>")]
+    assert run.endswith("<a:t> Ceci est a note.</a:t>") and "hlinkClick" not in run  # one run, no link

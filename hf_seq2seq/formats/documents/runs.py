@@ -323,10 +323,11 @@ def _point(source: _Source, alignment, owner: list[int | None], container, words
 
 
 def _first_piece(source: _Source, container: int | None) -> Piece:
-    inside = (
-        [p for p in source.entries[container].pieces if p.text is not None] if container is not None else []
-    )
-    return (inside or source.word_pieces)[0]
+    """The style of a word of `container` (None: outside every container) that no word near it gives: its first
+    text piece with words, else its first. A word outside containers never takes a piece from inside one: in
+    PowerPoint a hyperlink is a run's property, and a word written with a link's run would be a second link."""
+    inside = [piece for piece, parent in source.parents.items() if parent == container]
+    return ([piece for piece in inside if piece.text.strip()] or inside or source.word_pieces)[0]
 
 
 def _split_words(source: _Source, alignment, target: list[str], owner: list[int | None], look) -> dict:
