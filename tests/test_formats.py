@@ -347,6 +347,19 @@ def test_html_elements_across_blocks_stay_where_they_are(words):
     assert out == "<b>le chat<p>le chien</p></b><i>bonjour</i>"
 
 
+def test_html_code_or_a_kept_span_across_a_block_s_edge_is_not_held_and_words_stay_in_their_block(words):
+    """An element held as one word of its sentence (`<code>`, `translate="no"`) that a later paragraph closes
+    made the two paragraphs one passage: "red" of the first went after the stand-in, into the second."""
+    document = (
+        '<p>the red <code>make</p><p>all</code> cat</p><p>a red <span translate="no">X<p>Y</span> dog</p>'
+    )
+    [out] = translate_html(words, [document])
+    expected = '<p>le rouge <code>make</p><p>all</code> chat</p><p>un rouge <span translate="no">X<p>Y</span> chien</p>'
+    assert out == expected
+    [out] = translate_html(words, ["<p>the red <code>make</code> cat</p>"])  # inside a paragraph: held
+    assert out == "<p>le <code>make</code> rouge chat</p>"
+
+
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_every_html_shape_stays_well_formed_with_its_tags_and_translated(words, shape):
     pairs = [("The red cat sees a dog.", ""), ("Hello big world!", "")]

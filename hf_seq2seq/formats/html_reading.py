@@ -22,6 +22,12 @@ OPTIONAL_END = frozenset("p li dt dd tr td th option".split())
 """Elements whose end tag may be left out: the next one's start ends them too."""
 VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
 """Elements that have no content and no end tag."""
+BLOCK_ELEMENTS = frozenset(
+    "address article aside blockquote details dialog dd div dl dt fieldset figcaption figure footer form h1 h2 h3 "
+    "h4 h5 h6 header hgroup li main menu nav ol p pre section summary table tbody td tfoot th thead tr ul".split()
+)
+"""Elements that end a paragraph (the HTML standard closes an open `<p>` at their start) or a list item or cell:
+an inline element whose tags stand on both sides of one of theirs is not inside one sentence."""
 
 
 @dataclass
@@ -133,14 +139,15 @@ def held_elements(pieces: list[Piece], untranslated: list[bool]) -> dict[int, in
     """The inline elements kept as written inside their passage, each held out of the translation as one word
     (`_prepare`), so that the sentence around it is translated whole: those `stays_as_written` keeps (`translate="no"`,
     a quotation in another language) and code (`INLINE_KEPT_ELEMENTS`). First piece -> end piece of each, from
-    its start tag to its end tag (a run of kept elements side by side is one)."""
+    its start tag to its end tag (a run of kept elements side by side is one), none across a block's tag (an
+    unclosed `<code>` that the next paragraph closes stays where it is, as a kept element left open does)."""
     held, k = {}, 0
     while k < len(pieces):
         piece, end = pieces[k], k + 1
         if untranslated[k] and piece.kind == "start" and piece.tag in INLINE_ELEMENTS:
             while end < len(pieces) and untranslated[end]:
                 end += 1
-            if pieces[end - 1].kind == "end" and pieces[end - 1].tag == piece.tag:
+            if pieces[end - 1].kind == "end" and pieces[end - 1].tag == piece.tag and _inline(pieces[k:end]):
                 held[k] = end
         elif not untranslated[k] and piece.kind == "start" and piece.tag in INLINE_KEPT_ELEMENTS:
             depth = 1
@@ -148,9 +155,15 @@ def held_elements(pieces: list[Piece], untranslated: list[bool]) -> dict[int, in
                 if pieces[end].tag == piece.tag and pieces[end].kind in ("start", "end"):
                     depth += 1 if pieces[end].kind == "start" else -1
                 end += 1
-            if depth == 0:
+            if depth == 0 and _inline(pieces[k:end]):
                 held[k] = end
             else:
                 end = k + 1
         k = end
     return held
+
+
+def _inline(pieces: list[Piece]) -> bool:
+    """Whether `pieces` cross no block's tag (`BLOCK_ELEMENTS`): an element held as one word of a passage holds
+    no block boundary, or the words of the blocks on both sides would be one passage and trade places."""
+    return not any(piece.kind in ("start", "end") and piece.tag in BLOCK_ELEMENTS for piece in pieces)
