@@ -27,20 +27,11 @@ VERBATIM = [
     "A4", "H2O", "mp3", "COVID-19", "x86_64",  # codes
     "report.docx", "archive.tar.gz", ".pdf", "docx", "PDF", "README.md",  # file names and extensions
 ]  # fmt: skip
-# words, labels and titles: translated (a label is "Sign-in", an ordinal "1st", a word "Warning")
+# words, labels and titles: translated (a label "Sign-in", a compound "built-in", an ordinal "1st", a word)
 TRANSLATED = [
-    "cat",
-    "Warning",
-    "Sign-in",
-    "Read-only",
-    "1st",
-    "OK",
-    "Hello.",
-    "e.g.",
-    "Contents",
-    "chat",
-    "Fichier",
-]
+    "cat", "Warning", "Sign-in", "Read-only", "built-in", "up-to-date", "e-mail", "1st", "OK", "Hello.", "e.g.",
+    "Contents", "chat", "Fichier",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("text", VERBATIM)

@@ -29,6 +29,7 @@ FILES = sorted(p for p in OUTSIDE.iterdir() if p.suffix != ".md") + [
     FIXTURES / "subtitles" / name  # webvtt-py's: cues whose lines or dashes changed before
     for name in ("netflix_chicas_del_cable.vtt", "youtube_dl.vtt", "styles2.srt", "styles2.vtt")
 ]
+COPIED = {"anarcat-cdpath-excerpt.html": 1}  # "bookmarks.el", a file name
 LOST = (
     "untranslated", "units_losing_format", "links_lost", "links_added", "moved", "tags_differ", "units_missing",
     "cue_lines_changed", "dashes_changed", "cues_missing",
@@ -60,7 +61,8 @@ def test_a_file_from_another_project_comes_back_whole(translated, path):
         path.read_bytes(), translated(str(path.relative_to(OUTSIDE.parent))), path.suffix
     )
     assert counts["units"] > 0
-    assert {key: counts[key] for key in LOST if counts[key]} == {}
+    copied = COPIED.get(path.name, 0)  # texts a translation copies whole (protected_spans.VERBATIM)
+    assert {key: counts[key] for key in LOST if counts[key] != (copied if key == "untranslated" else 0)} == {}
     assert counts["formats_after"] == counts["formats"]
     assert counts["notes_after"] == counts["notes"]
 

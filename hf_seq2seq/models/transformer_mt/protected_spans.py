@@ -52,11 +52,14 @@ FINAL = ".!?…"
 STAND_INS = ("Tom", "Mary", "Boston", "Paris", "John")
 """Names that stand in for the spans of a sentence, in order (those the sentence does not hold already): words a
 model copies as they are, in the grammatical place of a URL, a path or a placeholder."""
+COMPOUND_PARTS = "in|on|up|off|out|to|of|by|down|over|back|only|well|self|non|re|co|pre|post|anti|multi|e"
+"""Words of English compounds written with hyphens (built-in, up-to-date, read-only, well-known, e-mail): a
+lower-case hyphenated word with one of them is a word to translate, not an identifier."""
 VERBATIM_PATTERNS = {
     "marks and digits, at most one letter": r"[\W\d_]*(?:[^\W\d_][\W\d_]*)?",  # a, B), (3), 1., 42, 5 m, —
     "list number": r"\(?(?:[ivx]{1,5}|[IVX]{1,5})[.)]",  # ii), iv., XII.
     "identifier": (
-        r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+"  # github-logo, x-large, utf-8 (a label is written "Sign-in")
+        rf"(?!(?:[a-z0-9]+-)*(?:{COMPOUND_PARTS})(?:-|$))[a-z][a-z0-9]*(?:-[a-z0-9]+)+"  # github-logo, nav-bar
         r"|(?=\w*_)(?=\w*[^\W_])\w+"  # snake_case, _private, MAX_SIZE
         r"|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*"  # camelCase, iPhone, PowerPoint, GitHub
     ),
