@@ -249,6 +249,20 @@ def train_memorising_folder(
     return save_model_folder(model, tokenizer, path)
 
 
+def copy_without_pair(folder: Path, destination: Path) -> Path:
+    """A copy of the model folder `folder` that records no language pair: its config's pipeline is `translation`
+    alone, as `save_model_folder` writes it for a model whose direction was never registered."""
+    import json
+    import shutil
+
+    shutil.copytree(folder, destination)
+    config = json.loads((destination / "config.json").read_text(encoding="utf-8"))
+    pipelines = config["custom_pipelines"]
+    config["custom_pipelines"] = {"translation": next(iter(pipelines.values()))}
+    (destination / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return destination
+
+
 def tiny_args(data_path: Path, output_dir: Path, *extra: str) -> list[str]:
     """`hf-seq2seq train` flags for a tiny run on the first 300 train pairs of `data_path` (a fra.txt)."""
     return [

@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 import torch
-from helpers import ROOT, free_port
+from helpers import LEGACY_FOLDER, ROOT, copy_without_pair, free_port
 from packaging.requirements import Requirement
 
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration
@@ -215,6 +215,30 @@ def test_several_models_are_one_direction_each(memorising_folder, memorising_fr_
     )
     with pytest.raises(ValueError, match="both translate English → French"):
         load_directions([memorising_folder, memorising_folder], device="cpu")
+
+
+def test_a_folder_that_records_no_pair_is_one_direction_only_when_given(
+    memorising_fr_en_folder, tmp_path, capsys
+):
+    """fixtures/folder-0.1.0 loads as the en-fr it records; without that record it is refused, with the flag to
+    give, never taken as English → French; given, it is the direction given, beside a folder that records its
+    own."""
+    from hf_seq2seq.apps.demo import load_directions
+    from hf_seq2seq.cli import demo as demo_cli
+    from hf_seq2seq.models.languages import UnknownLanguagePair
+
+    assert list(load_directions([LEGACY_FOLDER], device="cpu")) == ["English → French"]
+    unlabelled = copy_without_pair(LEGACY_FOLDER, tmp_path / "unlabelled")
+    with pytest.raises(UnknownLanguagePair, match="unlabelled records no language pair.*--languages"):
+        load_directions([unlabelled], device="cpu")
+    directions = load_directions(
+        [unlabelled, memorising_fr_en_folder], device="cpu", languages=[("en", "fr"), ("fr", "en")]
+    )
+    assert list(directions) == ["English → French", "French → English"]
+    assert answer(directions["English → French"].translator, "thank you !").translation == "merci !"
+    with pytest.raises(SystemExit):  # before anything loads
+        demo_cli.main([str(unlabelled), str(memorising_fr_en_folder), "--languages", "en-fr"])
+    assert "--languages takes SRC-TGT (e.g. fr-en), once per model" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(

@@ -831,8 +831,10 @@ def test_the_command_refuses_alignments_on_an_engine_without_them_before_transla
     engine = NoAlignments(LEXICON)
     monkeypatch.setattr("hf_seq2seq.engines.factory.load_translator", lambda *args, **kwargs: engine)
     (tmp_path / "terms.tsv").write_text("dog\ttoutou\n")
-    with pytest.raises(SystemExit) as exit_info:
-        translate_cli.main([str(tmp_path), *(flag.replace("{dir}", str(tmp_path)) for flag in flags)])
+    with pytest.raises(SystemExit) as exit_info:  # tmp_path records no pair: the texts' language is given
+        translate_cli.main(
+            [str(tmp_path), "--source-lang", "en", *(flag.replace("{dir}", str(tmp_path)) for flag in flags)]
+        )
     assert str(exit_info.value.code).startswith(
         "hf-seq2seq translate: the noalign engine gives no word alignments"
     )

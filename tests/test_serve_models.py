@@ -9,16 +9,18 @@ whose English the en->fr model knows, so that German reaches French only through
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("py3langid")
 
-from helpers import GERMAN_PAIRS, MEMORISED_PAIRS  # noqa: E402
+from helpers import GERMAN_PAIRS, LEGACY_FOLDER, MEMORISED_PAIRS, copy_without_pair  # noqa: E402
 from serve_helpers import FakeWorker, ThreadServer, metric, post_json, wait_for  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
+from hf_seq2seq.models.languages import EXPORT_FILE, UnknownLanguagePair  # noqa: E402
 from hf_seq2seq.serving.app import create_app  # noqa: E402
 from hf_seq2seq.serving.cache import MISSING, TranslationCache  # noqa: E402
 from hf_seq2seq.serving.config import ServeConfig  # noqa: E402
@@ -298,7 +300,7 @@ def metric_of(c: TestClient, name: str) -> float:
 
 
 def test_serve_checks_the_models_before_it_starts(
-    memorising_folder, memorising_fr_en_folder, monkeypatch, capsys
+    memorising_folder, memorising_fr_en_folder, monkeypatch, capsys, tmp_path
 ):
     """One model per pair, --languages once per model: the command ends with the reason before a server
     starts; else each model gets its folder's pair and engine."""
@@ -324,3 +326,72 @@ def test_serve_checks_the_models_before_it_starts(
         (("fr", "en"), "torch"),
     ]
     assert config.pivot is False and config.cache_entries == 500
+    started.clear()
+    # a folder saved by 0.1.0 is served as the pair it records; without that record it is refused, never taken
+    # as en-fr, and served as the pair given
+    serve.main([str(LEGACY_FOLDER)])
+    unlabelled = copy_without_pair(LEGACY_FOLDER, tmp_path / "unlabelled")
+    with pytest.raises(SystemExit):
+        serve.main([str(unlabelled)])
+    assert "unlabelled records no language pair" in capsys.readouterr().err
+    serve.main([str(unlabelled), "--languages", "fr-en"])
+    assert [[each["languages"] for each in loaders] for loaders, _ in started] == [
+        [("en", "fr")],
+        [("fr", "en")],
+    ]
+
+
+# ------------------------------------------------------------------------------------------------ the exports
+
+
+@pytest.fixture(scope="module")
+def fr_en_export(memorising_fr_en_folder, tmp_path_factory):
+    """A CTranslate2 export of the fr->en model, which records its pair."""
+    from hf_seq2seq.export.ctranslate2 import export_ctranslate2
+
+    return export_ctranslate2(
+        memorising_fr_en_folder, tmp_path_factory.mktemp("exports") / "fr-en", "float32"
+    )
+
+
+def test_an_export_is_served_as_the_pair_it_records(fr_en_export):
+    """The export says fr->en, so the server lists French into English and translates French as French."""
+    metadata = json.loads((fr_en_export / EXPORT_FILE).read_text(encoding="utf-8"))
+    assert (metadata["source_language"], metadata["target_language"]) == ("fr", "en")
+    with client([worker_loader(fr_en_export, engine="ctranslate2")()]) as c:
+        assert c.get("/languages").json() == [
+            {"code": "en", "name": "English", "targets": []},
+            {"code": "fr", "name": "French", "targets": ["en"]},
+        ]
+        french = list(ENGLISH)[:2]
+        assert translate(c, q=french, source="fr", target="en") == (
+            200,
+            {"translatedText": [ENGLISH[text] for text in french]},
+        )
+        assert translate(c, q=french[0], source="en", target="fr")[0] == 400  # not en-fr
+
+
+def test_an_export_that_records_no_pair_is_served_only_as_the_pair_given(fr_en_export, tmp_path, capsys):
+    """An export made by 0.1.0 (its metadata without the pair) is refused by the command and by the loader,
+    with the flag to give, and served as the pair given."""
+    import shutil
+
+    from hf_seq2seq.cli import serve
+
+    old = Path(shutil.copytree(fr_en_export, tmp_path / "old"))
+    metadata = json.loads((old / EXPORT_FILE).read_text(encoding="utf-8"))
+    for name in ("source_language", "target_language"):
+        del metadata[name]
+    (old / EXPORT_FILE).write_text(json.dumps(metadata), encoding="utf-8")
+    with pytest.raises(SystemExit):
+        serve.main([str(old)])
+    assert "old records no language pair" in capsys.readouterr().err
+    with pytest.raises(UnknownLanguagePair, match="give it with --languages SRC-TGT"):
+        worker_loader(old, engine="ctranslate2")()
+    with client([worker_loader(old, engine="ctranslate2", languages=("fr", "en"))()]) as c:
+        assert c.get("/languages").json() == [
+            {"code": "en", "name": "English", "targets": []},
+            {"code": "fr", "name": "French", "targets": ["en"]},
+        ]
+        french = list(ENGLISH)[0]
+        assert translate(c, q=french, source="fr", target="en") == (200, {"translatedText": ENGLISH[french]})

@@ -9,9 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT, copy_without_pair
 
 from hf_seq2seq.cli import translate as translate_cli
+from hf_seq2seq.models.languages import UnknownLanguagePair
 
 HEAVY = [
     "transformers.trainer", "datasets", "pandas", "pyarrow", "sacrebleu", "matplotlib",
@@ -39,3 +40,14 @@ def test_a_missing_input_file_ends_the_command_with_one_line_before_the_model_lo
     with pytest.raises(SystemExit) as exit_info:
         translate_cli.main([str(tmp_path / "no-model"), "--input-file", str(missing)])
     assert exit_info.value.code == f"hf-seq2seq translate: no such file: {missing}"
+
+
+def test_a_model_that_records_no_pair_needs_the_texts_language_given(tmp_path):
+    """A folder that records no pair (fixtures/folder-6307576 without its en-fr task): the sentence splitter's
+    language is never guessed; the command says to give --source-lang, and translates with it."""
+    unlabelled = str(copy_without_pair(FIXTURES / "folder-6307576", tmp_path / "model"))
+    with pytest.raises(UnknownLanguagePair, match="records no language pair.*give it with --source-lang"):
+        translate_cli.main([unlabelled, "how are you ?"])
+    assert translate_cli.main([unlabelled, "how are you ?", "--source-lang", "en"]) == [
+        "comment allez vous ?"
+    ]

@@ -4,6 +4,7 @@ engines do. The browser test needs Chromium, its driver and Selenium (the `demo`
 installed beforehand (`hf-seq2seq web --install-js`, with npm): nothing is downloaded at test time. `.ci/run`
 installs all of them; without one the test skips, except in CI (`CI=true`), where it fails."""
 
+import dataclasses
 import http.client
 import importlib.util
 import json
@@ -27,6 +28,7 @@ from hf_seq2seq.data.tokenization import train_tokenizer
 from hf_seq2seq.export.folder import NotAnOnnxExport, check_onnx_export
 from hf_seq2seq.export.metadata import ExportMetadata
 from hf_seq2seq.models.folder import save_model_folder
+from hf_seq2seq.models.languages import UnknownLanguagePair
 from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -38,17 +40,20 @@ MARIAN_CONFIG = {
     "vocab_size": 50, "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0,
     "max_position_embeddings": 32,
 }  # fmt: skip
-# format, source model type, longest source, parameters, quantization, format version (the ONNX opset)
-ONNX_METADATA = ExportMetadata("onnx", "transformer_mt", 24, 2_000, "float32", "18")
+# format, source model type, longest source, parameters, quantization, format version (the ONNX opset), the pair
+ONNX_METADATA = ExportMetadata(
+    "onnx", "transformer_mt", 24, 2_000, "float32", "18", source_language="en", target_language="fr"
+)
+UNLABELLED = dataclasses.replace(ONNX_METADATA, source_language=None, target_language=None)  # 0.1.0's exports
 
 
-def fake_export(folder, quantized_only=False):
+def fake_export(folder, quantized_only=False, metadata=ONNX_METADATA):
     """An export folder's layout with placeholder graphs (for the server and the checks, not for a model)."""
     (folder / "onnx").mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps(MARIAN_CONFIG))
     for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
         (folder / name).write_text("{}")
-    ONNX_METADATA.write(folder)
+    metadata.write(folder)
     suffix = "_quantized" if quantized_only else ""
     for graph in ("encoder_model", "decoder_model_merged"):
         (folder / "onnx" / f"{graph}{suffix}.onnx").write_bytes(b"\x08\x01graph")
@@ -63,7 +68,7 @@ def test_the_export_check_names_what_is_wrong(tmp_path):
         "fp32",
         24,
         "en-fr",
-    )  # records none
+    )  # the pair it records
     with pytest.raises(NotAnOnnxExport, match="no q8 graphs"):
         page_settings(export, "q8")
     with pytest.raises(NotAnOnnxExport, match="no int8 graphs .*export with --quantization int8"):
@@ -124,7 +129,7 @@ def fake_server(tmp_path):
         path.write_bytes(body)
         vendor[name] = path
     (tmp_path / "secret.txt").write_text("not served")
-    back = fake_export(tmp_path / "back")
+    back = fake_export(tmp_path / "back", metadata=UNLABELLED)  # served: its pair is given
     exports = [(export, page_settings(export)), (back, page_settings(back, languages=("fr", "en")))]
     server = PageServer(("127.0.0.1", 0), exports, vendor)
     start_in_thread(server)
@@ -183,6 +188,27 @@ def test_the_server_hands_out_the_page_the_javascript_and_the_export_only(fake_s
     ):  # fmt: skip
         assert get(fake_server, path)[0] == 404, path
     assert get(fake_server, "/models/en-fr/config.json", "POST")[0] == 405
+
+
+def test_each_export_is_served_as_the_pair_it_records_and_one_that_records_none_only_when_given(tmp_path):
+    """An fr->en export is labelled fr->en (never en-fr); an export of 0.1.0, which records no pair, is refused
+    with the flag to give (the command ends before installing or serving), and served as the pair given."""
+    fr_en = fake_export(
+        tmp_path / "fr-en",
+        metadata=dataclasses.replace(ONNX_METADATA, source_language="fr", target_language="en"),
+    )
+    settings = page_settings(fr_en).to_dict()
+    assert (settings["model"], settings["sourceName"], settings["targetName"]) == (
+        "fr-en",
+        "French",
+        "English",
+    )
+    old = fake_export(tmp_path / "old", metadata=UNLABELLED)
+    with pytest.raises(UnknownLanguagePair, match="records no language pair.*--languages SRC-TGT"):
+        page_settings(old)
+    with pytest.raises(SystemExit, match=r"^hf-seq2seq web: .*old records no language pair"):
+        cli(["web", str(old), "--port", "0"])
+    assert page_settings(old, languages=("de", "en")).model == "de-en"
 
 
 def test_two_exports_of_one_pair_are_refused(tmp_path):

@@ -33,7 +33,7 @@ from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.torch_engine import TorchTranslator, load_model_and_tokenizer
 from hf_seq2seq.evaluation.report import EVAL_REPORT, TRAINING_REPORT, EvalReport, ReportError
 from hf_seq2seq.models.folder import supported_releases
-from hf_seq2seq.models.languages import language_name, model_languages
+from hf_seq2seq.models.languages import language_name, require_languages
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -92,17 +92,24 @@ def empty_hint(source: str) -> str:
 
 
 def load_directions(
-    models: Sequence[str | os.PathLike[str]], trust_remote_code: bool = False, device: str | None = None
+    models: Sequence[str | os.PathLike[str]],
+    trust_remote_code: bool = False,
+    device: str | None = None,
+    languages: Sequence[tuple[str, str]] | None = None,
 ) -> dict[str, Direction]:
-    """Each model loaded, by the label of its direction ("English → French": the pair its folder records,
-    `hf_seq2seq.models.languages.model_languages`, else en-fr), in order; ValueError for two of one direction."""
+    """Each model loaded, by the label of its direction ("English → French": its pair from `languages`, one per
+    model in order, or the pair its folder records, `hf_seq2seq.models.languages.require_languages`, which
+    refuses a folder that records none), in order; ValueError for two of one direction."""
+    if languages and len(languages) != len(models):
+        raise ValueError(f"{len(languages)} language pairs for {len(models)} models: give one per model")
     directions = {}
-    for model in models:
+    for number, model in enumerate(models):
         folder = resolve_model(model)
+        pair = require_languages(folder, languages[number] if languages else None)
         translator = TorchTranslator(
             *load_model_and_tokenizer(folder, device=device, trust_remote_code=trust_remote_code)
         )
-        direction = Direction(*(model_languages(folder) or ("en", "fr")), translator, folder, str(model))
+        direction = Direction(*pair, translator, folder, str(model))
         if direction.label in directions:
             raise ValueError(
                 f"{directions[direction.label].name} and {model} both translate {direction.label}"
@@ -263,16 +270,17 @@ def build_demo(
     examples: Sequence[str] = EXAMPLES,
     trust_remote_code: bool = False,
     device: str | None = None,
+    languages: Sequence[tuple[str, str]] | None = None,
 ) -> gr.Blocks:
     """The Gradio app for a model folder or Hub repository id, or several (one per direction: the user picks
-    the direction), plus any extra result files in `reports`."""
+    the direction; `languages`: their pairs, `load_directions`), plus any extra result files in `reports`."""
     try:
         import gradio as gr
     except ImportError as error:
         raise ImportError('the demo needs gradio: pip install "hf_seq2seq[demo]"') from error
 
     models = [model] if isinstance(model, str | os.PathLike) else list(model)
-    directions = load_directions(models, trust_remote_code, device)
+    directions = load_directions(models, trust_remote_code, device, languages)
     first = next(iter(directions.values()))
     saved_beams = first.translator.generation_config.num_beams or 1
     title = ", ".join(directions)
@@ -348,11 +356,12 @@ def launch_demo(
     reports: Sequence[str | os.PathLike[str]] = (),
     trust_remote_code: bool = False,
     block: bool = True,
+    languages: Sequence[tuple[str, str]] | None = None,
 ) -> gr.Blocks:
     """Build the app for one model or several (`build_demo`) and serve it on localhost:`port` (default: Gradio's,
     7860 or the next free one); `share`
     also opens a public gradio.live link. With `block=False` it returns while the server runs in a thread."""
-    demo = build_demo(model, reports=reports, trust_remote_code=trust_remote_code)
+    demo = build_demo(model, reports=reports, trust_remote_code=trust_remote_code, languages=languages)
     demo.queue(default_concurrency_limit=1)  # one request at a time
     # quiet: Gradio's own lines point at `launch(share=True)`, which a command-line user cannot act on
     demo.launch(server_port=port, share=share, prevent_thread_lock=True, quiet=True)

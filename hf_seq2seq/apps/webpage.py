@@ -4,8 +4,9 @@ or several, one per direction (e.g. en->fr and fr->en: the user picks the direct
 The page (`hf_seq2seq/apps/web/index.html` and `app.js`) loads an export folder of `hf-seq2seq export
 onnx` with transformers.js (`AutoTokenizer`, `AutoModelForSeq2SeqLM`, `generate`): the model runs in the
 browser, in ONNX Runtime Web's WebAssembly build; the server only hands out files. Each export is served under
-its pair, ``/models/<source>-<target>/`` (the pair it records, `hf_seq2seq.models.languages.model_languages`, or
-the one given: an export records none, en-fr by default), and ``/settings.json`` lists them. Nothing comes from
+its pair, ``/models/<source>-<target>/`` (the one given, or the pair it records,
+`hf_seq2seq.models.languages.model_languages`; an export that records none, made by 0.1.0, is refused unless
+given), and ``/settings.json`` lists them. Nothing comes from
 a CDN or the Hub:
 
 * transformers.js and ONNX Runtime Web are npm packages, pinned by `hf_seq2seq/apps/web/package.json` and its
@@ -36,7 +37,7 @@ from urllib.parse import unquote, urlsplit
 
 from hf_seq2seq.errors import HfSeq2SeqError
 from hf_seq2seq.export.folder import SUBFOLDER, NotAnExport, check_onnx_export
-from hf_seq2seq.models.languages import language_name, model_languages
+from hf_seq2seq.models.languages import language_name, require_languages
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +183,8 @@ def page_settings(
 ) -> PageSettings:
     """The page's settings for the export `folder` (checked by `export.folder.check_onnx_export`, which raises
     NotAnExport naming what is missing): `dtype` "fp32" (onnx/*.onnx) or "q8" (onnx/*_quantized.onnx),
-    None: fp32 if exported, else q8; `languages` its pair, None: what the folder records, else en-fr."""
+    None: fp32 if exported, else q8; `languages` its pair, None: what the folder records (`UnknownLanguagePair`
+    where it records none)."""
     export = check_onnx_export(folder)
     if not export.top_level:
         raise NotAnExport(
@@ -194,7 +196,7 @@ def page_settings(
         dtype = available[0]
     elif dtype not in available:
         raise NotAnExport(f"{folder} has no {dtype} graphs (it has: {', '.join(available)})")
-    source, target = languages or model_languages(folder) or ("en", "fr")
+    source, target = require_languages(folder, languages)
     return PageSettings(dtype=dtype, max_source_length=export.max_source_length, source=source, target=target)
 
 

@@ -3,14 +3,16 @@
 import logging
 import warnings
 
+from hf_seq2seq.models.languages import parse_pair
+
 from ._common import parser, quiet_transformers, setup_logging
 
 
 def build_parser():
     p = parser(
         "demo",
-        "Serve a Gradio app for a saved model folder or a Hub repository (English in, French out, or the pair "
-        "the folder records), or several, one per direction, to pick from: greedy or beam search, the "
+        "Serve a Gradio app for a saved model folder or a Hub repository (the pair the folder "
+        "records, or the one given), or several, one per direction, to pick from: greedy or beam search, the "
         "cross-attention map of each translation, example sentences, the model's BLEU (from its result files) "
         'and the decoding time of each request. Needs the demo extra: pip install "hf_seq2seq[demo]".',
         "hf-seq2seq demo runs/cpu --port 7860\n  hf-seq2seq demo runs/en-fr runs/fr-en",
@@ -26,12 +28,25 @@ def build_parser():
         default=[],
         help="an extra result file (eval_report.json of `hf-seq2seq evaluate`) to show; repeatable",
     )
+    p.add_argument(
+        "--languages",
+        metavar="SRC-TGT",
+        action="append",
+        help="a model's language pair, e.g. fr-en, once per model in their order (default: what each folder "
+        "records; one that records none is refused unless given)",
+    )
     p.add_argument("--trust-remote-code", action="store_true", help="load the model's own code (Hub folders)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
+    languages = [parse_pair(text) for text in args.languages or ()]
+    if None in languages or (languages and len(languages) != len(args.model)):
+        p.error(
+            f"--languages takes SRC-TGT (e.g. fr-en), once per model in their order; got {args.languages}"
+        )
     setup_logging()
     quiet_transformers()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own requests to its server, at INFO
@@ -45,5 +60,6 @@ def main(argv: list[str] | None = None) -> int:
         share=args.share,
         reports=args.report,
         trust_remote_code=args.trust_remote_code,
+        languages=languages,
     )
     return 0

@@ -128,8 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SRC-TGT",
         action="append",
         help="the model's language pair, e.g. en-fr; with several models, once per model in their order "
-        "(default: what each folder records in config.json or its result files; an export records none: en-fr "
-        "unless given)",
+        "(default: what each folder records: config.json, an export's metadata or its result files; a folder "
+        "that records none, such as an export made by 0.1.0, is refused unless given)",
     )
     p.add_argument(
         "--no-pivot",
@@ -293,7 +293,7 @@ def model_loaders(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[
     with its engine (`hf_seq2seq.engines.factory.check_folder`), a CTranslate2 export keeps its precision,
     `--languages` is given once per model or not at all, and no two models translate one pair."""
     from hf_seq2seq.engines.factory import check_folder
-    from hf_seq2seq.models.languages import model_languages, parse_pair
+    from hf_seq2seq.models.languages import UnknownLanguagePair, parse_pair, require_languages
 
     given = [parse_pair(text) for text in args.languages or ()]
     if None in given:
@@ -310,12 +310,15 @@ def model_loaders(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[
                 "--precision is for the torch engine; a CTranslate2 export keeps the precision it was exported "
                 f"with ({model}: {export_quantization(model)})"
             )
-        pair = given[number] if given else model_languages(model)
-        shown = "-".join(pair or ("en", "fr"))
+        try:
+            pair = require_languages(model, given[number] if given else None)
+        except UnknownLanguagePair as error:
+            p.error(str(error))
+        shown = "-".join(pair)
         if shown in pairs:
             p.error(
-                f"{pairs[shown]} and {model} both translate {shown} (a folder that records no pair is en-fr): "
-                "serve one model per pair, or give each its pair with --languages"
+                f"{pairs[shown]} and {model} both translate {shown}: serve one model per pair, or give each its "
+                "pair with --languages"
             )
         pairs[shown] = model
         loaders.append(

@@ -81,7 +81,11 @@ def build_parser():
     p.add_argument(
         "--no-split", action="store_true", help="translate each text whole, not sentence by sentence"
     )
-    p.add_argument("--source-lang", default="en", help="language of the texts, for the sentence splitter")
+    p.add_argument(
+        "--source-lang",
+        help="language of the texts, for the sentence splitter (default: the source of the model's recorded pair; "
+        "a model that records none, such as an export made by 0.1.0, needs it)",
+    )
     p.add_argument(
         "--target-lang",
         help="language of the translation (fr, fr-CA), marked on a document's text (Word, PowerPoint, OpenDocument, "
@@ -146,12 +150,28 @@ def main(argv: list[str] | None = None) -> list[str]:
         raise SystemExit(f"hf-seq2seq translate: {error}") from None
 
 
+def recorded_languages(model: str) -> tuple[str, str] | None:
+    """The pair that the model folder or export `model` records (`models.languages.model_languages`); for a Hub
+    repository id, that of its config.json (downloaded, or from the cache when offline)."""
+    from hf_seq2seq.models.languages import model_languages
+
+    if Path(model).exists():
+        return model_languages(model)
+    try:
+        from huggingface_hub import hf_hub_download
+
+        return model_languages(Path(hf_hub_download(model, "config.json")).parent)
+    except Exception:  # noqa: BLE001 (not a repository, or not reachable: loading it will say which)
+        return None
+
+
 def run(args) -> list[str]:
     """The job the arguments ask for; returns what it prints."""
     from hf_seq2seq.engines.factory import load_translator
     from hf_seq2seq.formats.documents import DocumentError, document_format, translate_document
     from hf_seq2seq.formats.glossary import Glossary
     from hf_seq2seq.formats.paragraphs import paragraphs
+    from hf_seq2seq.models.languages import require_languages
 
     glossary = Glossary.load(args.glossary) if args.glossary else None
     document = args.output_file is not None
@@ -173,14 +193,15 @@ def run(args) -> list[str]:
             # quoted-mail markers and indentation printed before each translation, not translated
             layout = paragraphs(text, line_by_line=args.line_by_line or args.format == "html")
             prefixes, texts = layout.prefixes, layout.texts
+    recorded = recorded_languages(args.model)
+    if args.source_lang is None:  # the model's, never a guess: one that records none needs it given
+        args.source_lang = require_languages(args.model, recorded, "--source-lang, the texts' language,")[0]
     translator = load_translator(args.model, args.engine, args.precision, args.trust_remote_code)
     if aligns:
         translator.align([], [])  # an engine that cannot align says so now, before anything is translated
     options = dict(batch_size=args.batch_size, decoding=decoding_from(args), source_lang=args.source_lang)
     if document:
-        from hf_seq2seq.models.languages import model_languages
-
-        target_lang = args.target_lang or (model_languages(args.model) or (None, None))[1]
+        target_lang = args.target_lang or (recorded[1] if recorded else None)
         output = translate_document(
             translator,
             args.input_file,

@@ -27,8 +27,8 @@ def build_parser():
         "--languages",
         metavar="SRC-TGT",
         action="append",
-        help="an export's language pair, e.g. en-fr, once per export in their order (default: what each folder "
-        "records; an export records none: en-fr)",
+        help="an export's language pair, e.g. en-fr, once per export in their order (default: what each export "
+        "records; one that records none, made by 0.1.0, is refused unless given)",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: localhost only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: a free one)")

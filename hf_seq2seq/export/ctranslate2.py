@@ -33,7 +33,7 @@ except ImportError as error:  # an optional extra
         'exporting to or translating with CTranslate2 needs the ctranslate2 package: pip install "hf_seq2seq[deploy]"'
     ) from error
 from hf_seq2seq.export.folder import QUANTIZATIONS, check_output_folder
-from hf_seq2seq.export.metadata import ExportMetadata
+from hf_seq2seq.export.metadata import ExportMetadata, export_languages
 from hf_seq2seq.models.folder import TOKENIZER_FILES, ExportError, check_exportable
 
 # transformers' ACT2FN names (`hf_seq2seq.models.transformer_mt.configuration_transformer_mt.ACTIVATIONS`) ->
@@ -181,5 +181,6 @@ def export_ctranslate2(
         quantization=quantization,
         format_version=ctranslate2.__version__,
         alignment=ALIGNMENT,
+        **export_languages(converter.model_dir),
     ).write(out_dir)
     return out_dir

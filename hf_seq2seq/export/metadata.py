@@ -13,16 +13,19 @@ check of an export folder). The file, schema 2::
       "quantization": "int8",             the export's --quantization: CTranslate2's stored weight type; ONNX:
                                           "int8" (int8 graphs beside the fp32 ones) or "float32"
       "format_version": "4.6.0",          the ctranslate2 package that wrote it, or the ONNX opset ("18")
-      "alignment": {"layer": -1, "heads": "all"}   the attention a CTranslate2 export returns for word
+      "alignment": {"layer": -1, "heads": "all"},  the attention a CTranslate2 export returns for word
                                           alignments; null for ONNX (its cross-attention graph is a file)
-    }
+      "source_language": "fr",            the model's pair, as its folder records it
+      "target_language": "en"             (`hf_seq2seq.models.languages.model_languages`); null where it
+    }                                     records none. Exports of 0.1.0 lack both: their pair is given where
+                                          they are served (`require_languages`), never guessed
 
 Exports made before this schema wrote one of two others (schema 1, no `schema` key), which
 :func:`read_metadata` reads as they were: CTranslate2's (`model_type`, `max_source_length`, `parameters`,
 `quantization`, `ctranslate2_version`, `alignment` from the release that added alignments on) and ONNX's
 (`format`, `source_model_type`, `precisions`, `max_source_length`, `parameters`, `opset`).
 
-Only the standard library is imported here (and `hf_seq2seq.errors`), so that `hf-seq2seq web` runs without torch.
+Only the standard library is imported here (and `hf_seq2seq.errors`, `hf_seq2seq.models.languages`), so that `hf-seq2seq web` runs without torch.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from hf_seq2seq.errors import ExportError
+from hf_seq2seq.models.languages import EXPORT_FILE, model_languages
 
-EXPORT_FILE = "hf_seq2seq_export.json"
 SCHEMA = 2
 FORMATS = ("ctranslate2", "onnx")
 
@@ -54,6 +57,8 @@ class ExportMetadata:
     quantization: str
     format_version: str
     alignment: dict | None = None
+    source_language: str | None = None
+    target_language: str | None = None
 
     def write(self, folder: Path) -> Path:
         """Write the metadata as `folder`'s :data:`EXPORT_FILE`; returns the file."""
@@ -62,8 +67,21 @@ class ExportMetadata:
         return path
 
 
+def export_languages(model_dir: Path) -> dict:
+    """The `source_language` and `target_language` of an export of the model folder `model_dir`: the pair it
+    records, None for each where it records none."""
+    source, target = model_languages(model_dir) or (None, None)
+    return {"source_language": source, "target_language": target}
+
+
 # what each field must hold, for the message of a file that breaks the schema
-_TYPES = {"max_source_length": int, "parameters": int, "alignment": (dict, type(None))}
+_TYPES = {
+    "max_source_length": int,
+    "parameters": int,
+    "alignment": (dict, type(None)),
+    "source_language": (str, type(None)),
+    "target_language": (str, type(None)),
+}
 
 
 def read_metadata(place: Path) -> ExportMetadata | None:

@@ -65,7 +65,7 @@ from hf_seq2seq.export.folder import (
     cache_names,
     check_output_folder,
 )
-from hf_seq2seq.export.metadata import EXPORT_FILE, ExportMetadata
+from hf_seq2seq.export.metadata import EXPORT_FILE, ExportMetadata, export_languages
 from hf_seq2seq.export.onnx_merge import merge_decoders
 from hf_seq2seq.models.folder import ExportError, check_exportable
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
@@ -321,6 +321,7 @@ def write_export_files(
         parameters=model.num_parameters(),
         quantization="int8" if quantize == "int8" else "float32",
         format_version=str(OPSET),
+        **export_languages(model_dir),
     ).write(output_dir)
     for name in ("config.json", EXPORT_FILE):  # onnx/ on its own is what a Hub repository carries (`push`)
         shutil.copyfile(output_dir / name, output_dir / SUBFOLDER / name)

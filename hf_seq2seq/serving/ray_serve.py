@@ -24,6 +24,7 @@ from dataclasses import fields
 from ray import serve
 
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.models.languages import require_languages
 from hf_seq2seq.serving.app import create_app
 from hf_seq2seq.serving.config import (
     CPUS_PER_REPLICA,
@@ -110,8 +111,14 @@ def build_app(args: dict):
         "precision": args.pop("precision", "fp32"),
         "trust_remote_code": _flag(args.pop("trust_remote_code", False)),
     }
-    loader_args = [
-        {"folder": str(model), "languages": languages[number] if languages else None, **shared}
+    loader_args = [  # a folder that records no pair is refused now, not by each replica in the background
+        {
+            "folder": str(model),
+            "languages": require_languages(
+                model, languages[number] if languages else None, "languages=SRC-TGT"
+            ),
+            **shared,
+        }
         for number, model in enumerate(models)
     ]
     decoding = {name: args.pop(name) for name in DECODING_FIELDS if name in args}

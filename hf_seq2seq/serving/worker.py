@@ -6,7 +6,6 @@ model tokens, and one batch call, `run`, of a `Task`), `TranslatorWorker` over a
 from __future__ import annotations
 
 import copy
-import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,9 +13,7 @@ from dataclasses import dataclass
 from hf_seq2seq.data.segmentation import LANGUAGES, Segmented, split_sentences, token_length
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.scoring import Score
-from hf_seq2seq.models.languages import model_languages
-
-logger = logging.getLogger(__name__)
+from hf_seq2seq.models.languages import require_languages
 
 
 @dataclass(frozen=True)
@@ -176,15 +173,12 @@ def worker_loader(
     """A function that loads `folder` with `hf_seq2seq.engines.factory.load_translator` (`engine`,
     `precision`) into a `TranslatorWorker` (the server calls it in the background, answering 503 until it
     returns). `languages` is the (source, target) pair; default: what the folder records
-    (`hf_seq2seq.models.languages.model_languages`), else en-fr."""
+    (`hf_seq2seq.models.languages.model_languages`); `UnknownLanguagePair` for a folder that records none."""
 
     def load() -> TranslatorWorker:
         from hf_seq2seq.engines.factory import load_translator
 
-        pair = languages or model_languages(folder)
-        if pair is None:
-            logger.warning("%s records no language pair; serving it as en-fr (set --languages)", folder)
-            pair = ("en", "fr")
+        pair = require_languages(folder, languages)
         return TranslatorWorker(load_translator(folder, engine, precision, trust_remote_code), *pair)
 
     return load
