@@ -105,11 +105,17 @@ def test_a_pair_without_a_model_goes_through_english_and_says_so(workers):
             200,
             {"translatedText": french, "pivotLanguage": ["en"] * len(german)},
         )
-        status, body = translate(c, q="danke !", source="de", target="fr", alternatives=2)
-        assert status == 200 and body["translatedText"] == "merci !" and body["pivotLanguage"] == "en"
-        assert isinstance(body["alternatives"], list)  # the second model's, of the English text
-        status, body = translate(c, q="<p><b>danke</b> !</p>", source="de", target="fr", format="html")
-        assert status == 200 and body["pivotLanguage"] == "en" and "merci" in body["translatedText"]
+        # the alternatives are the second model's, of the English text
+        status, english = translate(c, q="thank you !", source="en", target="fr", alternatives=2)
+        assert status == 200 and english["translatedText"] == "merci !" and len(english["alternatives"]) == 2
+        assert translate(c, q="danke !", source="de", target="fr", alternatives=2) == (
+            200,
+            {"translatedText": "merci !", "alternatives": english["alternatives"], "pivotLanguage": "en"},
+        )
+        assert translate(c, q="<p><b>danke</b> !</p>", source="de", target="fr", format="html") == (
+            200,
+            {"translatedText": "<p><b>merci</b> !</p>", "pivotLanguage": "en"},
+        )
         for refused in ({"glossary": {"danke": "merci bien"}}, {"confidence": True}):
             status, body = translate(c, q="danke !", source="de", target="fr", **refused)
             assert status == 400 and "is translated through en here (de-en-fr)" in body["error"]
@@ -243,15 +249,31 @@ def test_a_page_translated_twice_costs_no_model_work_the_second_time(workers):
         assert "hf_seq2seq_cache_entries " in text and "hf_seq2seq_cache_bytes " in text
 
 
-def test_cached_answers_are_the_fresh_ones(workers):
-    """Alternatives and confidence too: each asks its own `Task` of the model, and is kept under it."""
+def test_cached_answers_are_the_fresh_ones_each_kept_under_its_model_decoding_and_count(workers):
+    """Each ask is a `Task` of its own model, kept under the model, the decoding and the count of alternatives:
+    the first round misses every sentence of every ask (no ask is answered from another's entries), the second
+    hits every one, and both answer as a server without a cache does."""
     texts = [english for english, _ in MEMORISED_PAIRS]
-    asks = [{}, {"alternatives": 2}, {"confidence": True}, {"num_beams": 3}]
-    with client(workers[:1]) as c:
-        fresh = [translate(c, q=texts, source="en", target="fr", **ask) for ask in asks]
-    with client(workers[:1], cache_entries=1000) as c:
-        for _ in range(2):
-            assert [translate(c, q=texts, source="en", target="fr", **ask) for ask in asks] == fresh
+    asks = [
+        {"source": "en", "target": "fr"},
+        {"source": "en", "target": "fr", "max_new_tokens": 2},  # another decoding: a shorter output
+        {"source": "en", "target": "fr", "num_beams": 4, "alternatives": 1},
+        {"source": "en", "target": "fr", "num_beams": 4, "alternatives": 2},  # the same decoding, one more
+        {"source": "en", "target": "fr", "confidence": True},
+        {"source": "fr", "target": "en"},  # the same sentences and task, another model
+    ]
+    with client(workers[:2]) as c:
+        fresh = [translate(c, q=texts, **ask) for ask in asks]
+    assert fresh[1][1]["translatedText"] != fresh[0][1]["translatedText"]
+    assert fresh[5][1]["translatedText"] != fresh[0][1]["translatedText"]
+    with client(workers[:2], cache_entries=1000) as c:
+        assert [translate(c, q=texts, **ask) for ask in asks] == fresh
+        sentences = len(asks) * len(texts)
+        assert metric_of(c, "hf_seq2seq_cache_misses_total") == sentences
+        assert metric_of(c, "hf_seq2seq_cache_hits_total") == 0
+        assert [translate(c, q=texts, **ask) for ask in asks] == fresh
+        assert metric_of(c, "hf_seq2seq_cache_misses_total") == sentences
+        assert metric_of(c, "hf_seq2seq_cache_hits_total") == sentences
 
 
 def test_a_glossary_never_reaches_another_request(workers, tmp_path):
