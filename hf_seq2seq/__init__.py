@@ -10,9 +10,15 @@ imported, before they can be used (`hf_seq2seq.models.registration`).
 """
 
 import importlib
+import importlib.metadata
 
 from hf_seq2seq.models import registration as _registration
 from hf_seq2seq.models.registration import register_auto_classes
+
+try:  # the one place the package's version is read: its installed metadata (pyproject.toml's `version`)
+    __version__ = importlib.metadata.version("hf_seq2seq")
+except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "unknown"
 
 _LAZY = {
     "TransformerMTConfig": _registration.CONFIG_MODULE,
@@ -37,6 +43,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "__version__",
     "TransformerMTConfig",
     "TransformerMTForConditionalGeneration",
     "TransformerMTModel",

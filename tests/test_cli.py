@@ -1,5 +1,6 @@
 """`hf-seq2seq <verb>`: one command, every verb with its help and an example."""
 
+import importlib.metadata
 import subprocess
 import sys
 
@@ -26,6 +27,15 @@ def test_overview_lists_the_verbs_and_an_unknown_verb_is_refused(capsys):
     assert all(verb in overview for verb in VERBS)
     assert main(["tranlsate"]) == 2
     assert "unknown verb 'tranlsate'" in capsys.readouterr().err
+
+
+def test_version_prints_the_installed_package_version(capsys):
+    """`hf-seq2seq --version`: the version of the installed metadata, which `hf_seq2seq.__version__` holds."""
+    import hf_seq2seq
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"hf-seq2seq {importlib.metadata.version('hf_seq2seq')}\n"
+    assert hf_seq2seq.__version__ == importlib.metadata.version("hf_seq2seq")
 
 
 def test_the_console_command_and_python_dash_m_run_the_same_tool():

@@ -8,6 +8,7 @@ same two ways and generate the same tokens both ways.
 """
 
 import ast
+import importlib.metadata
 import json
 import shutil
 import sys
@@ -87,6 +88,13 @@ def test_a_folder_saved_now_gives_the_same_tokens_with_and_without_the_package(m
     tokenizer = AutoTokenizer.from_pretrained(memorising_folder)
     model = AutoModelForSeq2SeqLM.from_pretrained(memorising_folder).eval()
     assert type(model).__module__ == modeling_transformer_mt.__name__
+    # the package version that saved it (`save_model_folder`), a field the shipped code need not know
+    config = json.loads((memorising_folder / "config.json").read_text(encoding="utf-8"))
+    assert (
+        config["hf_seq2seq_version"]
+        == model.config.hf_seq2seq_version
+        == importlib.metadata.version("hf_seq2seq")
+    )
     with_package = {f"beams_{n}": generated_tokens(model, tokenizer, SOURCES, n) for n in BEAMS}
     assert tokens_without_package(memorising_folder, tmp_path) == with_package
     targets = [tokenizer(target)["input_ids"] for _, target in MEMORISED_PAIRS]

@@ -4,6 +4,7 @@ own translations; SIGTERM loses no accepted request. Failing batches, a full que
 disconnecting clients are tested on an injected fake worker (`serve_helpers.FakeWorker`)."""
 
 import asyncio
+import importlib.metadata
 import json
 import random
 import signal
@@ -128,6 +129,7 @@ def test_health_and_prometheus_metrics(server, trained):
     status, body, _ = get(f"{server}/health")
     (model,) = body["models"]
     assert status == 200 and body["status"] == "ok" and body["pivot"] is True
+    assert body["version"] == importlib.metadata.version("hf_seq2seq")
     assert model == {
         "engine": "torch", "source": "en", "target": "fr", "precision": "fp32",
         "weights_bytes": model["weights_bytes"],

@@ -1,6 +1,7 @@
 """The main job end to end on a few hundred synthetic pairs: train, save, reload, evaluate, resume, bad input,
 and the loss curve of a short seeded run."""
 
+import importlib.metadata
 import json
 import logging
 import os
@@ -60,7 +61,10 @@ def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt
     assert generation_config["min_new_tokens"] == 1  # the end token never first: no empty translation
     assert generation_config["max_length_a"] > 0 and "max_length" not in generation_config  # one limit
     # the model's loss smooths the labels, not the Trainer's smoother (see test_finetune for another model)
-    assert json.loads((output_dir / "config.json").read_text())["label_smoothing"] == 0.1
+    config = json.loads((output_dir / "config.json").read_text())
+    assert config["label_smoothing"] == 0.1
+    # the package version that trained it, in the config averaged from the run's checkpoints
+    assert config["hf_seq2seq_version"] == importlib.metadata.version("hf_seq2seq")
     assert torch.load(output_dir / "training_args.bin", weights_only=False).label_smoothing_factor == 0.0
 
     model = AutoModelForSeq2SeqLM.from_pretrained(output_dir).eval()

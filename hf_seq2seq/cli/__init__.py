@@ -38,7 +38,12 @@ def overview() -> str:
     width = max(map(len, VERBS))
     lines = [USAGE, "", "A from-scratch Transformer for translation, as a Hugging Face model.", "", "verbs:"]
     lines += [f"  {verb:<{width}}  {text}" for verb, text in VERBS.items()]
-    lines += ["", "example: hf-seq2seq train --preset cpu && hf-seq2seq translate runs/cpu 'How are you?'"]
+    lines += [
+        "",
+        "hf-seq2seq --version prints the package's version.",
+        "",
+        "example: hf-seq2seq train --preset cpu && hf-seq2seq translate runs/cpu 'How are you?'",
+    ]
     return "\n".join(lines)
 
 
@@ -47,6 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(overview())
         return 0 if argv else 2
+    if argv[0] == "--version":
+        from hf_seq2seq import __version__
+
+        print(f"hf-seq2seq {__version__}")
+        return 0
     verb, rest = argv[0], argv[1:]
     if verb not in VERBS:
         print(f"{USAGE}\nhf-seq2seq: unknown verb {verb!r}; choose from {', '.join(VERBS)}", file=sys.stderr)

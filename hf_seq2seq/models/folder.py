@@ -38,6 +38,9 @@ from hf_seq2seq.models.transformer_mt import (
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+VERSION_FIELD = "hf_seq2seq_version"
+"""The config field that records the package version that saved the folder (`record_version`); folders saved
+before 0.2.0 lack it."""
 PICKLE_WEIGHT_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 MODEL_FILES = ("config.json", "generation_config.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
@@ -117,12 +120,14 @@ def register_pipeline(model: PreTrainedModel, source_lang: str, target_lang: str
 def save_model_folder(
     model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, folder: str | os.PathLike[str]
 ) -> Path:
-    """Write a complete model folder: weights, config (with `auto_map`), model code, tokenizer, pipeline code.
+    """Write a complete model folder: weights, config (with `auto_map` and the package's version,
+    `record_version`), model code, tokenizer, pipeline code.
 
     The pipeline is registered for the direction already in `model.config.custom_pipelines` (see
     `register_pipeline`), else for `translation` alone.
     """
     folder = Path(folder)
+    record_version(model)
     if not getattr(model.config, "custom_pipelines", None):
         model.config.custom_pipelines = {
             "translation": {"impl": PIPELINE_IMPL, "pt": ["AutoModelForSeq2SeqLM"], "type": "text"}
@@ -131,6 +136,15 @@ def save_model_folder(
     tokenizer.save_pretrained(folder)
     add_pipeline_code(folder)
     return folder
+
+
+def record_version(model: PreTrainedModel) -> None:
+    """Record the package's version in `model`'s config (`VERSION_FIELD`), which `save_pretrained` writes: the
+    package sets it when it saves (training, `save_model_folder`), not the shipped model code, which knows no
+    package."""
+    from hf_seq2seq import __version__
+
+    setattr(model.config, VERSION_FIELD, __version__)
 
 
 def add_pipeline_code(folder: str | os.PathLike[str]) -> None:

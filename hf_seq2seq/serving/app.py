@@ -23,8 +23,8 @@ are served (`hf_seq2seq.serving.routing`). `hf-seq2seq serve` runs it on uvicorn
   ``--file-expiry-minutes`` after it was made.
 * ``GET /languages``: LibreTranslate's list, ``[{"code": "en", "name": "English", "targets": ["fr"]}, ...]``.
 * ``GET /frontend/settings``: what LibreTranslate's web page and browser extensions read first.
-* ``GET /health``: LibreTranslate's 200 ``{"status": "ok", "models": [...]}`` once every model is loaded (each
-  with its engine, pair and the bytes of its weights), else 503 (loading, or a load failed).
+* ``GET /health``: LibreTranslate's 200 ``{"status": "ok", "models": [...], "pivot": ..., "version": ...}`` once
+  every model is loaded (each with its engine, pair and the bytes of its weights; the package's version), else 503 (loading, or a load failed).
 * ``GET /metrics``: Prometheus text format (`prometheus_client`); the models' work labelled by pair, the
   translation cache's hits and misses (`hf_seq2seq.serving.cache`).
 * ``GET /spec``: this API as an OpenAPI document (`hf_seq2seq.serving.spec`).

@@ -16,6 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
+from hf_seq2seq import __version__
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS
 from hf_seq2seq.serving import documents, sources, translation
 from hf_seq2seq.serving.answers import error_response, frontend_settings, language_list
@@ -237,7 +238,7 @@ class Service:
 
     async def health_endpoint(self, request: Request) -> Response:
         """LibreTranslate's ``{"status": "ok"}`` once every model is loaded, with each model's facts (engine,
-        pair, bytes of its weights) and whether pairs pivot through English; 503 with another status before,
+        pair, bytes of its weights), whether pairs pivot through English and the package's version; 503 with another status before,
         or while a model's batcher is stalled or has failed."""
         trouble = self.trouble()
         if trouble is not None:
@@ -246,7 +247,9 @@ class Service:
             )
         if self.routes is not None:
             models = [model.describe() for model in self.models]
-            return JSONResponse({"status": "ok", "models": models, "pivot": self.routes.pivot})
+            return JSONResponse(
+                {"status": "ok", "models": models, "pivot": self.routes.pivot, "version": __version__}
+            )
         if self.load_error:
             return JSONResponse({"status": "failed", "error": self.load_error}, status_code=503)
         return JSONResponse({"status": "loading"}, status_code=503, headers={"Retry-After": "5"})

@@ -5,8 +5,7 @@ can hold the two against each other."""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
+from hf_seq2seq import __version__
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS
 from hf_seq2seq.serving.config import ServeConfig
 
@@ -47,10 +46,6 @@ def _body(properties: dict, required: list[str], multipart: bool = False) -> dic
 
 def openapi_document(config: ServeConfig) -> dict:
     """The API of a server with `config` (see the module docstring)."""
-    try:
-        package_version = version("hf_seq2seq")
-    except PackageNotFoundError:
-        package_version = "unknown"
     decoding = {
         "num_beams": {"type": "integer", "minimum": 1, "maximum": config.max_beams},
         "length_penalty": {"type": "number", "minimum": -10, "maximum": 10},
@@ -161,7 +156,7 @@ def openapi_document(config: ServeConfig) -> dict:
         "/health": {
             "get": {
                 "summary": 'Whether every model is loaded: {"status": "ok"} with each model\'s facts (engine, '
-                "pair, bytes of its weights)",
+                "pair, bytes of its weights) and the package's version",
                 "responses": {
                     "200": _json({"type": "object"}),
                     "503": _json({"type": "object"}, "not ready"),
@@ -180,7 +175,7 @@ def openapi_document(config: ServeConfig) -> dict:
         "openapi": "3.0.3",
         "info": {
             "title": "hf-seq2seq translation API (LibreTranslate-compatible)",
-            "version": package_version,
+            "version": __version__,
             "license": {"name": "Apache-2.0"},
         },
         "paths": paths,

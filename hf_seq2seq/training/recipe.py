@@ -33,7 +33,13 @@ from hf_seq2seq.data.tokenization import tokenize_dataset
 from hf_seq2seq.engines.packed_weights import use_packed_weights
 from hf_seq2seq.engines.torch_engine import TorchTranslator
 from hf_seq2seq.evaluation.report import TRAINING_REPORT, EvalReport
-from hf_seq2seq.models.folder import add_pipeline_code, checkpoint_folders, last_checkpoint, register_pipeline
+from hf_seq2seq.models.folder import (
+    add_pipeline_code,
+    checkpoint_folders,
+    last_checkpoint,
+    record_version,
+    register_pipeline,
+)
 from hf_seq2seq.training.arguments import DataArguments, FinalArguments, ModelArguments
 from hf_seq2seq.training.averaging import average_checkpoints
 from hf_seq2seq.training.builders import build_model, build_tokenizer, smooth_labels_in_the_model
@@ -229,7 +235,7 @@ def set_up_model(
     train: Dataset,
 ) -> PreTrainedModel:
     """The model the Trainer trains, with its label smoothing, saved decoding (the length rule fitted on the
-    tokenized `train` split) and translation pipeline set; its validation translations decode on the torch
+    tokenized `train` split), translation pipeline and package version (`record_version`) set; its validation translations decode on the torch
     engine's packed weights, as `hf-seq2seq translate` does."""
     model = use_packed_weights(build_model(model_args, tokenizer, training_args.label_smoothing_factor))
     if smooth_labels_in_the_model(model):
@@ -238,6 +244,9 @@ def set_up_model(
     model.generation_config = greedy_generation_config(model, length_rule)
     logger.info("translations may have up to ceil(%g * source tokens + %d) new tokens", *length_rule)
     register_pipeline(model, data_args.source_lang, data_args.target_lang)
+    record_version(
+        model
+    )  # in every checkpoint's config, the saved folder's and an average's (copied from one)
     return model
 
 
