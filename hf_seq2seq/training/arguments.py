@@ -43,6 +43,23 @@ class ModelArguments:
         },
     )
 
+    def network_settings(self) -> dict:
+        """The `TransformerMTConfig` fields these flags set for a network a run builds: its sizes, dropout, the
+        place of its layer norms and its positions (`max_position_shift` aside, checked by its own flag)."""
+        return dict(
+            d_model=self.d_model,
+            encoder_layers=self.encoder_layers,
+            decoder_layers=self.decoder_layers,
+            encoder_attention_heads=self.attention_heads,
+            decoder_attention_heads=self.attention_heads,
+            encoder_ffn_dim=self.ffn_dim,
+            decoder_ffn_dim=self.ffn_dim,
+            dropout=self.dropout,
+            attention_dropout=self.attention_dropout,
+            normalize_before=self.normalize_before,
+            max_position_embeddings=self.max_position_embeddings,
+        )
+
 
 @dataclass
 class DataArguments:

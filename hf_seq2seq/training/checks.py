@@ -127,16 +127,7 @@ def _model_problems(
     try:  # the config's own checks of the sizes (max_position_shift is checked above, by its flag)
         TransformerMTConfig(
             vocab_size=model_args.vocab_size,
-            d_model=model_args.d_model,
-            encoder_layers=model_args.encoder_layers,
-            decoder_layers=model_args.decoder_layers,
-            encoder_attention_heads=model_args.attention_heads,
-            decoder_attention_heads=model_args.attention_heads,
-            encoder_ffn_dim=model_args.ffn_dim,
-            decoder_ffn_dim=model_args.ffn_dim,
-            dropout=model_args.dropout,
-            attention_dropout=model_args.attention_dropout,
-            max_position_embeddings=model_args.max_position_embeddings,
+            **model_args.network_settings(),
             label_smoothing=training_args.label_smoothing_factor,
         )
     except ValueError as error:
