@@ -425,6 +425,18 @@ def test_an_element_whose_words_are_not_aligned_takes_the_words_between_its_neig
     assert out == "<p>Le chat <b>rouge</b> <i>voit</i> un chien.</p>"  # the unaligned word it likely is
 
 
+def test_an_element_around_a_whole_block_wraps_its_whole_translation_aligned_or_not():
+    """A link around a list item's whole text, a <b> around a paragraph's: the whole translation, however weak
+    the alignment (before, a link whose words no target word was aligned to wrapped the first word alone)."""
+    weak = Unaligned(frozenset("the cat sees a dog house is small".split()))
+    page = '<ul><li><a href="/a">The cat sees a dog</a></li><li><a href="/b">the house is small</a></li></ul>'
+    assert translate_html(weak, [page]) == [
+        '<ul><li><a href="/a">Le chat voit un chien</a></li><li><a href="/b">le maison est petit</a></li></ul>'
+    ]
+    assert project_spans([Span(0, 4)], [], 6, source_words=4) == [(0, 6)]
+    assert project_spans([Span(0, 4), Span(1, 2, parent=0)], [(1, 3)], 6, source_words=4) == [(0, 6), (3, 4)]
+
+
 def test_no_element_with_text_comes_back_empty_even_from_a_translation_too_short():
     document = '<p>The <a href="/x">cat</a> <b>sees <i>a</i> <u>dog</u></b> <em> </em>here.</p>'
     [out] = translate_html(Unaligned(short=True), [document])

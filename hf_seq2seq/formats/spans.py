@@ -5,8 +5,9 @@ spans nest like elements (`parent`: the index of the enclosing span, None at the
 each span a target word range such that the ranges nest exactly as the spans do and siblings do not overlap:
 every span's tags can be written around its range and the result is well formed, with every span used once.
 
-Nothing is lost: a span that wraps words gets at least one target word. Rule: a span covers the target words
-aligned to its source words, from the first to the last; a span with words but no aligned word takes the target
+Nothing is lost: a span that wraps words gets at least one target word. Rule: a span that wraps the whole text
+wraps the whole translation (a link around a list item's text); any other covers the target words aligned to
+its source words, from the first to the last; a span with words but no aligned word takes the target
 words between its neighbours (those aligned to the source words before it and after it; where there are none,
 the nearest target word aligned to nothing, else the word where its neighbours meet, or its relative
 position); a span without words is a point after the target word aligned to the source word before it. Ranges
@@ -127,6 +128,8 @@ class _Aligned:
 
 def _wanted(span: Span, aligned: _Aligned, target_words: int, source_words: int | None) -> tuple[int, int]:
     """Where a span would land by its own words alone (see the module docstring)."""
+    if span.start == 0 and span.end == source_words:  # the whole text: the whole translation, aligned or not
+        return 0, target_words
     inside = aligned.inside(span.start, span.end)
     if inside:
         return inside[0], inside[1] + 1
