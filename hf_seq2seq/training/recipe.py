@@ -110,11 +110,12 @@ def run(
     }
     if kept_out:  # the test sets no train or validation pair shares a side with
         facts["kept_out_of_training"] = ", ".join(sorted(kept_out))
-    fragments = fragment_counts(len(splits["train"]), data_args.phrase_share, data_args.variant_share)
-    if data_args.concat_share:
-        facts["joined_examples"] = len(tokenized["train"]) - len(splits["train"]) - sum(fragments)
-    if any(fragments):
-        facts["phrase_examples"], facts["variant_examples"] = fragments
+    if not data_args.streaming:  # a stream has no length (and takes no joined or fragment examples)
+        fragments = fragment_counts(len(splits["train"]), data_args.phrase_share, data_args.variant_share)
+        if data_args.concat_share:
+            facts["joined_examples"] = len(tokenized["train"]) - len(splits["train"]) - sum(fragments)
+        if any(fragments):
+            facts["phrase_examples"], facts["variant_examples"] = fragments
     if data_args.max_tokens_per_batch:
         facts["max_tokens_per_batch"] = data_args.max_tokens_per_batch
     if model_args.sdpa_backends:
