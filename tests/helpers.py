@@ -296,8 +296,8 @@ def random_model_tokenizer():
 
 
 def save_random_model(tokenizer, folder, normalize_before=False, seed=0, length_rule=(1.5, 4)):
-    """A 2+2-layer random model (d_model 32, 4 heads) whose outputs differ from token to token, saved with
-    `tokenizer` and the greedy decoding with `length_rule`."""
+    """A 2+2-layer random model (d_model 32, 4 heads) whose outputs differ from token to token, saved as en-fr
+    with `tokenizer` and the greedy decoding with `length_rule`."""
     config = TransformerMTConfig(
         vocab_size=len(tokenizer), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
@@ -310,6 +310,7 @@ def save_random_model(tokenizer, folder, normalize_before=False, seed=0, length_
         for parameter in model.parameters():
             parameter.mul_(3.0)
     model.generation_config = greedy_generation_config(model, length_rule)
+    register_pipeline(model, "en", "fr")  # as training records a folder's pair
     return save_model_folder(model, tokenizer, folder)
 
 

@@ -210,10 +210,12 @@ def test_a_blank_text_and_a_last_line_without_its_end_are_read_as_written():
 
 
 def run_command(monkeypatch, engine, argv, stdin=None):
+    """`hf-seq2seq translate ARGV` with `engine` in place of the model (a folder that records no pair: the
+    texts' language given)."""
     monkeypatch.setattr("hf_seq2seq.engines.factory.load_translator", lambda *args, **kwargs: engine)
     if stdin is not None:
         monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    return translate_cli.main(argv)
+    return translate_cli.main([*argv, "--source-lang", "en"])
 
 
 @pytest.mark.parametrize("where", ["input-file", "stdin"])

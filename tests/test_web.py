@@ -27,7 +27,7 @@ from hf_seq2seq.cli import main as cli
 from hf_seq2seq.data.tokenization import train_tokenizer
 from hf_seq2seq.export.folder import NotAnOnnxExport, check_onnx_export
 from hf_seq2seq.export.metadata import ExportMetadata
-from hf_seq2seq.models.folder import save_model_folder
+from hf_seq2seq.models.folder import register_pipeline, save_model_folder
 from hf_seq2seq.models.languages import UnknownLanguagePair
 from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
@@ -256,6 +256,7 @@ def train_tiny_model(folder):
         optimizer.zero_grad()
     model.eval()
     model.generation_config = greedy_generation_config(model, (1.5, 4))
+    register_pipeline(model, "en", "fr")
     return save_model_folder(model, tokenizer, folder)
 
 

@@ -193,10 +193,10 @@ def run(args) -> list[str]:
             # quoted-mail markers and indentation printed before each translation, not translated
             layout = paragraphs(text, line_by_line=args.line_by_line or args.format == "html")
             prefixes, texts = layout.prefixes, layout.texts
+    translator = load_translator(args.model, args.engine, args.precision, args.trust_remote_code)
     recorded = recorded_languages(args.model)
     if args.source_lang is None:  # the model's, never a guess: one that records none needs it given
         args.source_lang = require_languages(args.model, recorded, "--source-lang, the texts' language,")[0]
-    translator = load_translator(args.model, args.engine, args.precision, args.trust_remote_code)
     if aligns:
         translator.align([], [])  # an engine that cannot align says so now, before anything is translated
     options = dict(batch_size=args.batch_size, decoding=decoding_from(args), source_lang=args.source_lang)
