@@ -178,8 +178,9 @@ def translate(
     Sentences are batched by length to reduce padding. An empty (or blank) text translates to "", any other
     never does: what a reader expects unchanged (a list letter, an identifier, a file name) is copied, and a
     translation that comes back blank is the source as written. A sentence longer than `max_source_length`
-    (default: the model's, `translator.max_source_length`) is truncated with a warning. What must not be translated (URLs, e-mail addresses, paths, inline code, placeholders, formatted
-    numbers) is never given to the model and comes back as written: the model translates the text between
+    (default: the model's, `translator.max_source_length`) is truncated with a warning. What must not be
+    translated (URLs, e-mail addresses, paths, inline code, placeholders, formatted numbers) is never given to
+    the model and comes back as written: the model translates the text between
     (`hf_seq2seq.models.transformer_mt.protected_spans`), as the shipped pipeline does.
     """
     decoding = decoding or Decoding()

@@ -1,9 +1,9 @@
 """Scoring a test set with any engine: `evaluate_translations` translates sources with a
 `hf_seq2seq.engines.base.Translator` (torch, CTranslate2 or ONNX Runtime) and scores them against their
 references (BLEU/chrF, the shares of looping, empty and overlong outputs, scores by source length, the decoding
-used, wall time); `evaluate_folder` loads a folder's translator (`hf_seq2seq.engines.factory.load_translator`), reads the test
-set its `EvaluationSettings` name (text files, a standard set, or a dataset's split) and writes its `EvalReport`
-and translations (`hf-seq2seq evaluate`)."""
+used, wall time); `evaluate_folder` loads a folder's translator (`hf_seq2seq.engines.factory.load_translator`),
+reads the test set its `EvaluationSettings` name (text files, a standard set, or a dataset's split) and writes
+its `EvalReport` and translations (`hf-seq2seq evaluate`)."""
 
 import os
 import time

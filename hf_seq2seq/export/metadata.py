@@ -25,7 +25,8 @@ Exports made before this schema wrote one of two others (schema 1, no `schema` k
 `quantization`, `ctranslate2_version`, `alignment` from the release that added alignments on) and ONNX's
 (`format`, `source_model_type`, `precisions`, `max_source_length`, `parameters`, `opset`).
 
-Only the standard library is imported here (and `hf_seq2seq.errors`, `hf_seq2seq.models.languages`), so that `hf-seq2seq web` runs without torch.
+Only the standard library is imported here (and `hf_seq2seq.errors`, `hf_seq2seq.models.languages`), so that
+`hf-seq2seq web` runs without torch.
 """
 
 from __future__ import annotations

@@ -236,8 +236,8 @@ def set_up_model(
     train: Dataset,
 ) -> PreTrainedModel:
     """The model the Trainer trains, with its label smoothing, saved decoding (the length rule fitted on the
-    tokenized `train` split), translation pipeline and package version (`record_version`) set; its validation translations decode on the torch
-    engine's packed weights, as `hf-seq2seq translate` does."""
+    tokenized `train` split), translation pipeline and package version (`record_version`) set; its validation
+    translations decode on the torch engine's packed weights, as `hf-seq2seq translate` does."""
     model = use_packed_weights(build_model(model_args, tokenizer, training_args.label_smoothing_factor))
     if smooth_labels_in_the_model(model):
         training_args.label_smoothing_factor = 0.0  # the model's loss smooths; the Trainer must not again
@@ -245,9 +245,8 @@ def set_up_model(
     model.generation_config = greedy_generation_config(model, length_rule)
     logger.info("translations may have up to ceil(%g * source tokens + %d) new tokens", *length_rule)
     register_pipeline(model, data_args.source_lang, data_args.target_lang)
-    record_version(
-        model
-    )  # in every checkpoint's config, the saved folder's and an average's (copied from one)
+    # in every checkpoint's config, the saved folder's and an average's (copied from one)
+    record_version(model)
     return model
 
 
