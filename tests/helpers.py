@@ -314,12 +314,10 @@ def save_random_model(tokenizer, folder, normalize_before=False, seed=0, length_
     return save_model_folder(model, tokenizer, folder)
 
 
-def save_end_first_model(tokenizer, folder: Path, first: str | None) -> Path:
-    """A 2+2-layer pre-LN model that would translate every source into nothing: its decoder's last LayerNorm gives
-    one vector whatever it reads, and the output layer scores the end token highest on it and the token `first`
-    second (None: the padding token, a first token that decodes to nothing). Saved with `tokenizer` and the
-    greedy decoding as releases before 0.2 saved it, without `min_new_tokens`: what an engine forbids by itself.
-    What every engine and path must translate into something, whatever the model's quality."""
+def save_fixed_choice_model(tokenizer, folder: Path, logits: dict[int, float]) -> Path:
+    """A 2+2-layer pre-LN model whose every decoding step scores the tokens alike, whatever it reads: its decoder's
+    last LayerNorm gives one vector, on which the output layer gives each token id of `logits` that logit and every
+    other about 0. Saved with `tokenizer` and the greedy decoding of `save_random_model`."""
     save_random_model(tokenizer, folder, normalize_before=True)
     model = TransformerMTForConditionalGeneration.from_pretrained(folder)
     direction = torch.nn.functional.normalize(
@@ -331,11 +329,45 @@ def save_end_first_model(tokenizer, folder: Path, first: str | None) -> Path:
         norm.bias.copy_(direction)  # (D,): every position's output, whatever the input
         output = model.get_output_embeddings().weight  # (V, D), tied to the embeddings
         output.mul_(0.01)
-        second = tokenizer.pad_token_id if first is None else tokenizer.convert_tokens_to_ids(first)
-        output[second] = 50 * direction
-        output[tokenizer.eos_token_id] = 100 * direction
+        for token, logit in logits.items():
+            output[token] = logit * direction
+    return save_model_folder(model, tokenizer, folder)
+
+
+def save_end_first_model(tokenizer, folder: Path, first: str | None) -> Path:
+    """A model that would translate every source into nothing (`save_fixed_choice_model`): the end token scores
+    highest and the token `first` second (None: the padding token, a first token that decodes to nothing). Saved
+    with the greedy decoding as releases before 0.2 saved it, without `min_new_tokens`: what an engine forbids by
+    itself. What every engine and path must translate into something, whatever the model's quality."""
+    second = tokenizer.pad_token_id if first is None else tokenizer.convert_tokens_to_ids(first)
+    save_fixed_choice_model(tokenizer, folder, {second: 50, tokenizer.eos_token_id: 100})
+    model = TransformerMTForConditionalGeneration.from_pretrained(folder)
     model.generation_config.min_new_tokens = None
     return save_model_folder(model, tokenizer, folder)
+
+
+def save_babbling_model(tokenizer, folder: Path, word: str, end: float) -> Path:
+    """A model that answers every source with `word` over and over up to its length limit: `word` scores 50 at
+    every step and the end token `end` (49: the n best also hold shorter translations; 0: none ends early); its
+    saved decoding bans no repeated n-gram."""
+    word_id = tokenizer.convert_tokens_to_ids(word)
+    save_fixed_choice_model(tokenizer, folder, {word_id: 50, tokenizer.eos_token_id: end})
+    model = TransformerMTForConditionalGeneration.from_pretrained(folder)
+    model.generation_config.no_repeat_ngram_size = 0
+    return save_model_folder(model, tokenizer, folder)
+
+
+def every_engine(folder: Path, tmp_path: Path, onnx: bool = True):
+    """The torch engine (fp32, int8), CTranslate2 (int8) and (`onnx`) ONNX Runtime on `folder`'s model."""
+    from hf_seq2seq.engines.factory import load_translator
+    from hf_seq2seq.export.ctranslate2 import export_ctranslate2
+    from hf_seq2seq.export.onnx import export_onnx
+
+    yield load_translator(folder)
+    yield load_translator(folder, precision="int8")
+    yield load_translator(export_ctranslate2(folder, tmp_path / "ct2", quantization="int8"), "ctranslate2")
+    if onnx:
+        yield load_translator(export_onnx(folder, tmp_path / "onnx"), "onnxruntime")
 
 
 def run_without_package(body: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:

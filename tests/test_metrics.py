@@ -187,21 +187,33 @@ def test_scores_by_source_length_bucket():
 def test_empty_and_overlong_outputs_are_counted_among_the_non_empty_sources():
     """`evaluate`'s shares, on a fake engine whose answers are known: "cat" deleted by the model (empty: the
     source comes back in its place, so not counted), "warning" answered with a seven-word sentence (more than 3 x 1
-    word), "red" with exactly three words (not more than three times), "the dog" kept in two words; the blank
-    source counts in neither share nor in their denominator (4)."""
-    lexicon = {"cat": "", "warning": "il y a un grand danger ici", "red": "rouge vif clair", "dog": "chien"}
-    sources = ["cat", "Warning", "red", "the dog", " "]
+    word: replaced by the source, this engine having no n-best lists, and counted as replaced, not as over-long),
+    "red" with exactly three words (not more than three times), "the dog" kept in two words, "beware of the dog"
+    with 13 words (more than 3 x 4, and not short: kept and counted); the blank source counts in neither share nor
+    in their denominator (5)."""
+    lexicon = {
+        "cat": "",
+        "warning": "il y a un grand danger ici",
+        "beware": "il y a un grand danger ici, faites attention à vous",
+        "red": "rouge vif clair",
+        "dog": "chien",
+    }
+    sources = ["cat", "Warning", "red", "the dog", "Beware of the dog", " "]
     scores, hypotheses = evaluate_translations(
         WordTranslator(lexicon),
         sources,
-        [["chat"], ["Attention"], ["rouge"], ["le chien"], [""]],
+        [["chat"], ["Attention"], ["rouge"], ["le chien"], ["Attention au chien"], [""]],
         progress=False,
     )
-    assert hypotheses == ["cat", "Il y a un grand danger ici", "rouge vif clair", "the chien", ""]
-    assert scores["empty_share"] == 0.0 and scores["overlong_share"] == 0.25
-    assert empty_share(sources, ["", "Attention", "", "le chien", ""]) == 0.5  # 2 of the 4 non-empty sources
+    beware = "Il y a un grand danger ici, faites attention à vous of the chien"
+    assert hypotheses == ["cat", "Warning", "rouge vif clair", "the chien", beware, ""]
+    assert scores["empty_share"] == 0.0 and scores["overlong_share"] == 0.2
+    assert scores["replaced_overlong"] == {"hypothesis": 0, "source": 1}
+    # 3 of the 5 non-empty sources
+    assert empty_share(sources, ["", "Attention", "", "le chien", "", ""]) == 0.6
     report = EvalReport(**scores)  # the report keeps them, as evaluate's JSON does
-    assert (report.empty_share, report.overlong_share) == (0.0, 0.25)
+    assert (report.empty_share, report.overlong_share) == (0.0, 0.2)
+    assert report.replaced_overlong == {"hypothesis": 0, "source": 1}
     assert overlong_share(["a b"], ["un deux trois quatre cinq six sept"]) == 1.0  # 7 > 3 x 2
     assert overlong_share(["a b"], ["un deux trois quatre cinq six"]) == 0.0  # 6 = 3 x 2: not more
     assert overlong_share(["a"], ["un deux"], ratio=1.5) == 1.0

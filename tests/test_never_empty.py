@@ -7,7 +7,7 @@ import json
 
 import pytest
 import torch
-from helpers import save_end_first_model, tiny_tokenizer
+from helpers import every_engine, save_end_first_model, tiny_tokenizer
 from serve_helpers import ThreadServer, post_json, wait_ready
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
@@ -78,18 +78,6 @@ def test_the_models_here_would_translate_everything_into_nothing(end_first):
     assert translator.tokenizer.batch_decode(generated, skip_special_tokens=True) == [""] * len(SOURCES)
 
 
-def engines(folder, tmp_path, onnx: bool = True):
-    """The torch engine (fp32, int8), CTranslate2 (int8) and (`onnx`) ONNX Runtime on `folder`'s model."""
-    from hf_seq2seq.export.ctranslate2 import export_ctranslate2
-    from hf_seq2seq.export.onnx import export_onnx
-
-    yield load_translator(folder)
-    yield load_translator(folder, precision="int8")
-    yield load_translator(export_ctranslate2(folder, tmp_path / "ct2", quantization="int8"), "ctranslate2")
-    if onnx:
-        yield load_translator(export_onnx(folder, tmp_path / "onnx"), "onnxruntime")
-
-
 @pytest.mark.slow  # three exports
 @pytest.mark.parametrize("first", ["chat", None])
 def test_every_engine_writes_a_first_token_or_gives_the_source_back(end_first, tmp_path, first):
@@ -97,7 +85,7 @@ def test_every_engine_writes_a_first_token_or_gives_the_source_back(end_first, t
     nothing (padding), the source as written (ONNX Runtime decodes through the torch engine's `generate()` call,
     tested with "chat"). Greedy, beams and alternatives alike."""
     expected = ["chat"] * len(SOURCES) if first else SOURCES
-    for translator in engines(end_first[first], tmp_path, onnx=first is not None):
+    for translator in every_engine(end_first[first], tmp_path, onnx=first is not None):
         name = f"{translator.engine} {translator.precision}"
         assert translator.translate_sentences(SOURCES) == expected, name
         assert translate(translator, SOURCES, decoding=Decoding(num_beams=3)) == expected, name

@@ -90,11 +90,14 @@ def main(argv: list[str] | None = None) -> dict:
     }
     settings = EvaluationSettings(**named, ref_files=args.ref_file, decoding=decoding_from(args))
     report = evaluate_folder(args.model, args.output_dir, settings)
+    replaced = report.replaced_overlong
     print(
         f"BLEU {report.bleu:.2f}  chrF {report.chrf:.2f}  on {report.num_sentences} sentences "
         f"({report.test_set}), looping outputs {100 * report.loop_share:.1f}%\n"
         f"empty translations of non-empty sources {100 * report.empty_share:.1f}%, outputs more than "
         f"{OVERLONG_RATIO} times the source's words {100 * report.overlong_share:.1f}%\n"
+        f"over-long translations of short sentences replaced: {replaced.get('hypothesis', 0)} by a shorter "
+        f"candidate, {replaced.get('source', 0)} by the source as written\n"
         f"{report.bleu_signature}\n{report.chrf_signature}"
     )
     print(format_buckets(report.by_length))

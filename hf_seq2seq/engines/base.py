@@ -14,11 +14,13 @@ This module imports neither torch nor an engine's package.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule
 from hf_seq2seq.engines.decoding import Decoding
+from hf_seq2seq.engines.length_guard import HYPOTHESES, fitting, overlong
 from hf_seq2seq.engines.scoring import Score
 
 if TYPE_CHECKING:
@@ -129,6 +131,12 @@ class Translator(ABC):
         return (decoding or Decoding()).settings(self)
 
     @property
+    def replaced_overlong(self) -> Counter:
+        """Over-long translations of short sources replaced by `translate_pieces` since the engine was loaded,
+        by what replaced them: "hypothesis" (a shorter one of its n best) or "source" (none fitted: copied)."""
+        return self.__dict__.setdefault("_replaced_overlong", Counter())
+
+    @property
     def weights_bytes(self) -> int | None:
         """The bytes the model's weights take in memory as this engine holds them (what the server states per
         model); None where the engine cannot tell."""
@@ -140,6 +148,37 @@ class Translator(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(engine={self.engine!r}, precision={self.precision!r})"
+
+
+def translate_pieces(
+    translator: Translator,
+    pieces: Sequence[str],
+    batch_size: int = 64,
+    decoding: Decoding | None = None,
+    max_source_length: int | None = None,
+    progress: bool = False,
+) -> list[str]:
+    """`translator.translate_sentences(pieces, ...)`, where a short piece's translation is over-long
+    (`hf_seq2seq.engines.length_guard`) the best of its `HYPOTHESES` best translations that fits, or the piece as
+    written where none does; each replacement counted in `translator.replaced_overlong`. What `translate` and
+    `hf_seq2seq.formats.aligned.translate_aligned` give the model."""
+    translations = translator.translate_sentences(pieces, batch_size, decoding, max_source_length, progress)
+    todo = [
+        i for i, (piece, text) in enumerate(zip(pieces, translations, strict=True)) if overlong(piece, text)
+    ]
+    if not todo:
+        return translations
+    try:
+        found = translator.translate_hypotheses(
+            [pieces[i] for i in todo], HYPOTHESES, batch_size, decoding, max_source_length
+        )
+    except UnsupportedFeature:  # an engine without n-best lists: the source as written
+        found = [[] for _ in todo]
+    for i, hypotheses in zip(todo, found, strict=True):
+        shorter = fitting(pieces[i], hypotheses)
+        translations[i] = pieces[i] if shorter is None else shorter
+        translator.replaced_overlong["source" if shorter is None else "hypothesis"] += 1
+    return translations
 
 
 def translate_alternatives(
@@ -181,7 +220,8 @@ def translate(
     (default: the model's, `translator.max_source_length`) is truncated with a warning. What must not be
     translated (URLs, e-mail addresses, paths, inline code, placeholders, formatted numbers) is never given to
     the model and comes back as written: the model translates the text between
-    (`hf_seq2seq.models.transformer_mt.protected_spans`), as the shipped pipeline does.
+    (`hf_seq2seq.models.transformer_mt.protected_spans`), as the shipped pipeline does. A short source is never
+    answered with an invented sentence (`translate_pieces`).
     """
     decoding = decoding or Decoding()
     tokenizer = translator.tokenizer
@@ -189,7 +229,7 @@ def translate(
     def translate_batch(sentences: Sequence[str]) -> list[str]:
         split = ProtectedSplit(sentences)
         return split.join(
-            translator.translate_sentences(split.pieces, batch_size, decoding, max_source_length, progress)
+            translate_pieces(translator, split.pieces, batch_size, decoding, max_source_length, progress)
         )
 
     if not split_sentences:

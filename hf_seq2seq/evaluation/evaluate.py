@@ -37,11 +37,13 @@ def evaluate_translations(
 ) -> tuple[dict, list[str]]:
     """Translate `sources` with `translator` (any engine's) and score them against all `references` of each:
     BLEU/chrF with signatures, the number of sentences and references, the share of looping outputs, of empty
-    translations of non-empty sources and of outputs more than three times their source's words, the scores by
+    translations of non-empty sources and of outputs more than three times their source's words, the over-long
+    translations of short sentences replaced (`hf_seq2seq.engines.base.translate_pieces`), the scores by
     source length (in tokens), the decoding settings (with the translator's precision unless it is full
     precision) and the translation's wall time."""
     decoding = decoding or Decoding()
     tokenizer, precision = translator.tokenizer, translator.precision
+    replaced_before = translator.replaced_overlong.copy()
     started = time.monotonic()
     hypotheses = translate(
         translator, sources, batch_size, decoding, split_sentences, source_lang, progress=progress
@@ -57,6 +59,10 @@ def evaluate_translations(
         "loop_share": loop_share(hypotheses),
         "empty_share": empty_share(sources, hypotheses),
         "overlong_share": overlong_share(sources, hypotheses),
+        "replaced_overlong": {
+            kind: translator.replaced_overlong[kind] - replaced_before[kind]
+            for kind in ("hypothesis", "source")
+        },
         "by_length": score_by_length(lengths, hypotheses, references),
         "decoding": translator.settings(decoding)
         | ({"split_sentences": True} if split_sentences else {})

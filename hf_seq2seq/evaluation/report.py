@@ -17,6 +17,8 @@ an `EvalReport` saved as JSON::
       "parameters": 7600000, "wall_time_s": 35.1,     # model size; time of the translation (or of the run)
       "loop_share": 0.002, "empty_share": 0.0,        # shares (0-1): looping outputs, empty outputs of non-empty
       "overlong_share": 0.001,                        # sources, outputs of more than 3 times their source's words
+      "replaced_overlong": {"hypothesis": 3, "source": 1},   # over-long translations of short sentences replaced:
+                                                      # by a shorter one of the n best, by the source as written
       "training": {"preset": "cpu", ...}              # training only: facts about the run
     }
 """
@@ -69,6 +71,7 @@ class EvalReport:
     loop_share: float | None = None
     empty_share: float | None = None
     overlong_share: float | None = None
+    replaced_overlong: dict[str, int] = field(default_factory=dict)
     by_length: list[dict[str, Any]] = field(default_factory=list)
     training: dict[str, Scalar | None] = field(default_factory=dict)
     source: str = field(default="", compare=False, repr=False)
@@ -100,10 +103,15 @@ class EvalReport:
             raise ReportError(
                 f"{where}: `direction` must be '<source>-<target>' (e.g. 'en-fr'), got {self.direction!r}"
             )
-        for name in ("decoding", "training"):
+        for name in ("decoding", "training", "replaced_overlong"):
             value = getattr(self, name)
             if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
                 raise ReportError(f"{where}: `{name}` must be an object with string keys, got {value!r}")
+        counts = self.replaced_overlong.values()
+        if not all(isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in counts):
+            raise ReportError(
+                f"{where}: `replaced_overlong` counts sentences, got {self.replaced_overlong!r}"
+            )
         bad = {key: value for key, value in self.training.items() if not isinstance(value, Scalar | None)}
         if bad:
             raise ReportError(f"{where}: `training` values must be strings, numbers or booleans; got {bad!r}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from hf_seq2seq.data.segmentation import Segmented, split_sentences, token_length
 from hf_seq2seq.engines.alignment import Alignment, word_spans
-from hf_seq2seq.engines.base import Translator
+from hf_seq2seq.engines.base import Translator, translate_pieces
 from hf_seq2seq.engines.decoding import Decoding
 from hf_seq2seq.engines.scoring import Score, joined
 from hf_seq2seq.formats.glossary import Glossary, apply_terms
@@ -66,7 +66,7 @@ def translate_aligned(
     # URLs, placeholders, formatted numbers... kept as written, out of the model's sight
     split = ProtectedSplit(sentences)
     translations = split.join(
-        translator.translate_sentences(split.pieces, batch_size, decoding, progress=progress)
+        translate_pieces(translator, split.pieces, batch_size, decoding, progress=progress)
     )
     matches = [glossary.find_terms(s) if glossary else [] for s in sentences]
     todo = [i for i, found in enumerate(matches) if alignments or found]

@@ -74,6 +74,18 @@ class Metrics:
             model,
             registry=r,
         )
+        self.overlong_shortened = Counter(
+            "hf_seq2seq_overlong_shortened",
+            "Over-long translations of short sentences replaced by a shorter one of the model's n best",
+            model,
+            registry=r,
+        )
+        self.overlong_copied = Counter(
+            "hf_seq2seq_overlong_copied",
+            "Over-long translations of short sentences replaced by the sentence as written (no candidate fitted)",
+            model,
+            registry=r,
+        )
         self.cache_hits = Counter(
             "hf_seq2seq_cache_hits",
             "Sentences, alignments and scores answered without the model: from the translation cache, or a "
@@ -115,6 +127,8 @@ class ModelMetrics:
     batch_failures: Counter
     sentences: Counter
     aligned: Counter
+    overlong_shortened: Counter
+    overlong_copied: Counter
     cache_hits: Counter
     cache_misses: Counter
     weights: Gauge

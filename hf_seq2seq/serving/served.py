@@ -34,8 +34,21 @@ class ServedModel:
         self.source, self.target = worker.source_lang, worker.target_lang
         self.name = f"{self.source}-{self.target}"
         self.metrics = metrics.for_model(self.name)
-        self.batcher = Batcher(worker.run, config, self.metrics, thread)
+        self.batcher = Batcher(self._run, config, self.metrics, thread)
         self.metrics.weights.set_function(lambda: self.weights_bytes or 0)
+
+    def _run(self, sentences: list[str], task: Task) -> list:
+        """The batcher's call (in the model thread): the worker's, counting the over-long translations its
+        engine replaced (`hf_seq2seq.engines.base.translate_pieces`)."""
+        translator = getattr(self.worker, "translator", None)
+        if translator is None:
+            return self.worker.run(sentences, task)
+        before = translator.replaced_overlong.copy()
+        results = self.worker.run(sentences, task)
+        replaced = translator.replaced_overlong - before
+        self.metrics.overlong_shortened.inc(replaced["hypothesis"])
+        self.metrics.overlong_copied.inc(replaced["source"])
+        return results
 
     @property
     def weights_bytes(self) -> int | None:
