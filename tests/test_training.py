@@ -100,10 +100,12 @@ def test_pipeline_translates_with_a_folder_saved_by_training(tiny_run):
     assert paragraph["translation_text"] == f"{expected[0]} {expected[1]}\n"
 
 
-def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path, synthetic_fra_txt):
+@pytest.mark.parametrize("budget", [(), ("--max_train_minutes", "60", "--lr_decay_to_budget", "true")])
+def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path, synthetic_fra_txt, budget):
+    """With a plain schedule, and under a budget whose learning rate decays to its end (as the presets train)."""
     run_dir = tmp_path / "run"
     args = tiny_args(
-        synthetic_fra_txt, run_dir, "--max_steps", "60", "--save_steps", "20", "--eval_steps", "20"
+        synthetic_fra_txt, run_dir, "--max_steps", "60", "--save_steps", "20", "--eval_steps", "20", *budget
     )
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "scripts" / "train.py"), *args],

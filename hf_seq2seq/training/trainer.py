@@ -222,7 +222,12 @@ class BudgetSeq2SeqTrainer(TranslationTrainer):
             # budgeted run never reaches)
             warmup = self.args.warmup_steps
             schedule = BudgetSchedule(warmup if warmup < 1 else self.args.get_warmup_steps(0), self.budget)
-            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, schedule)
+            # a function, not the callable object: LambdaLR saves an object's attributes in each checkpoint (the
+            # budget, which a resumed run's weights-only load refuses) and would put them back over the live
+            # budget's; a resumed run counts its budget anew (`TrainingBudget`)
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
+                optimizer or self.optimizer, lambda step: schedule(step)
+            )
         return super().create_scheduler(num_training_steps, optimizer)
 
 
