@@ -589,8 +589,8 @@ def test_a_long_document_of_one_s_own_is_translated_past_the_markup_ceiling_of_d
 
 def test_an_unsupported_extension_is_refused_naming_the_ones_taken(words):
     with pytest.raises(DocumentError) as error:
-        translate_document_bytes(words, b"%PDF-1.7", ".pdf")
-    assert str(error.value) == "cannot translate .pdf files: the formats taken are " + ", ".join(
+        translate_document_bytes(words, b"PK\x03\x04", ".xlsx")
+    assert str(error.value) == "cannot translate .xlsx files: the formats taken are " + ", ".join(
         sorted(DOCUMENT_FORMATS)
     )
     assert set(DOCUMENT_FORMATS) >= {".txt", ".html", ".htm", ".srt", ".vtt", ".docx"}
@@ -801,7 +801,7 @@ def test_flags_that_do_not_go_together_are_a_usage_error(tmp_path, capsys, flags
 
 def test_the_command_ends_a_bad_document_with_one_line(memorising_folder, tmp_path):
     for name, data, message in [
-        ("slides.pdf", b"%PDF", "cannot translate .pdf files: the formats taken are"),
+        ("sheet.xlsx", b"PK\x03\x04", "cannot translate .xlsx files: the formats taken are"),
         ("broken.docx", b"PK\x03\x04 broken", "not a Word document (.docx)"),
         ("latin.txt", "café".encode("latin-1"), "is not UTF-8 text"),
     ]:

@@ -204,7 +204,7 @@ def test_format_json_key_and_file_errors_are_libretranslates(url):
     )
     status, body, _ = request(f"{url}/translate", b'{"q": ', {"Content-Type": "application/json"})
     assert status == 400 and body["error"].startswith("Invalid JSON format")
-    assert upload(url, PAIR, "slides.pdf", b"%PDF") == (
+    assert upload(url, PAIR, "sheet.xlsx", b"PK\x03\x04") == (
         400,
         {"error": "Invalid request: file format not supported"},
     )

@@ -362,7 +362,7 @@ def multipart(fields: dict, file: tuple[str, bytes] | None) -> tuple[bytes, str]
 
 
 FILE_ERRORS = {
-    "unsupported extension": ({}, ("slides.pdf", b"%PDF-1.4"), 400, "Invalid request: file format not supported"),
+    "unsupported extension": ({}, ("sheet.xlsx", b"PK\x03\x04"), 400, "Invalid request: file format not supported"),
     "no extension": ({}, ("README", b"the cat"), 400, "Invalid request: file format not supported"),
     "corrupt docx": ({}, ("report.docx", b"PK\x03\x04 not really"), 400, "cannot translate 'report.docx': "),
     "text not UTF-8": ({}, ("notes.txt", "été".encode("latin-1")), 400, "is not UTF-8 text"),
@@ -642,7 +642,7 @@ def test_a_word_document_round_trips_with_its_formatting(server):
 def test_bad_files_and_downloads_get_their_status_on_the_server(server):
     url, _ = server
     uploads = {
-        "unsupported": ({"file": ("a.pdf", b"%PDF")}, 400, "Invalid request: file format not supported"),
+        "unsupported": ({"file": ("a.xlsx", b"PK\x03\x04")}, 400, "Invalid request: file format not supported"),
         "corrupt": ({"file": ("a.docx", b"PK\x03\x04")}, 400, "cannot translate 'a.docx': not a Word document"),
         "no file field": ({"x": ("a.txt", b"the cat")}, 400, "the file to translate goes in field file"),
         "too big": (

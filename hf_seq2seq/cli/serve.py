@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         "LibreTranslate's POST /translate (JSON or form; q a string or a list; source or auto, detected among "
         "the languages served; format text or html; alternatives; this server's confidence and glossary of source "
         "term -> target term), POST /translate_file (multipart: a .txt, .html, .srt, .vtt, .docx, .pptx, .odt, .odp, "
-        ".epub, .po or .pot file) with "
+        ".epub, .po, .pot or .pdf file) with "
         "GET /download_file/<name>, POST /detect, GET /languages, GET /frontend/settings, GET /health (200 once "
         "every model is loaded) and GET /metrics (Prometheus); LibreTranslate's request, character and batch "
         "limits, per API key from a keys file re-read when it changes. Concurrent requests are split into "

@@ -141,12 +141,12 @@ def main(argv: list[str] | None = None) -> list[str]:
     if args.engine != "ctranslate2":
         quiet_transformers()
     from hf_seq2seq.engines.base import UnsupportedFeature
-    from hf_seq2seq.formats.documents import DocumentError
+    from hf_seq2seq.formats.documents import DocumentError, MissingExtra
     from hf_seq2seq.formats.glossary import GlossaryError
 
     try:
         return run(args)
-    except (DocumentError, GlossaryError, UnsupportedFeature) as error:
+    except (DocumentError, GlossaryError, UnsupportedFeature, MissingExtra) as error:
         raise SystemExit(f"hf-seq2seq translate: {error}") from None
 
 
@@ -202,6 +202,7 @@ def run(args) -> list[str]:
     options = dict(batch_size=args.batch_size, decoding=decoding_from(args), source_lang=args.source_lang)
     if document:
         target_lang = args.target_lang or (recorded[1] if recorded else None)
+        warnings: list[str] = []
         output = translate_document(
             translator,
             args.input_file,
@@ -209,8 +210,11 @@ def run(args) -> list[str]:
             glossary=glossary,
             target_lang=target_lang,
             line_by_line=args.line_by_line,
+            warnings=warnings,
             **options,
         )
+        for warning in warnings:  # what came out worse than its source, and where (a PDF paragraph squeezed)
+            print(f"hf-seq2seq translate: warning: {warning}", file=sys.stderr)
         lines = [f"wrote {output}"]
     elif args.format == "html":
         from hf_seq2seq.formats.markup import translate_html

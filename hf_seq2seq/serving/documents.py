@@ -9,7 +9,12 @@ import asyncio
 
 from starlette.requests import Request
 
-from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, translate_document_bytes
+from hf_seq2seq.formats.documents import (
+    DOCUMENT_FORMATS,
+    DocumentError,
+    MissingExtra,
+    translate_document_bytes,
+)
 from hf_seq2seq.formats.markup import MarkupError
 from hf_seq2seq.serving.bodies import read_upload
 from hf_seq2seq.serving.errors import ServeError
@@ -55,6 +60,7 @@ async def translate_file(service: Service, request: Request) -> dict:
         )
     check_formats(route, "a glossary" if glossary else None)
     name = service.files.new_name(filename, target)
+    warnings: list[str] = []
 
     async def translate_and_store(data: bytes) -> None:
         for model in route.models:
@@ -64,8 +70,9 @@ async def translate_file(service: Service, request: Request) -> dict:
                     translated = translate_document_bytes(
                         translator, data, extension, batch_size=config.max_batch_sentences, decoding=decoding,
                         source_lang=model.worker.splitter_language, glossary=glossary, target_lang=model.target,
+                        warnings=warnings,
                     )  # fmt: skip
-                except (DocumentError, MarkupError) as error:
+                except (DocumentError, MarkupError, MissingExtra) as error:
                     raise ServeError(400, f"cannot translate {filename!r}: {error}") from None
                 if len(translated) > config.max_answer_bytes:
                     raise ServeError(
@@ -83,4 +90,6 @@ async def translate_file(service: Service, request: Request) -> dict:
     answer = {"translatedFileUrl": f"{base}/download_file/{name}"}
     if route.pivot:
         answer["pivotLanguage"] = route.pivot
+    if warnings:  # what came out worse than its source, and where (a PDF paragraph set smaller to fit)
+        answer["warnings"] = warnings
     return answer

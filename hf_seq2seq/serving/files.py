@@ -39,6 +39,7 @@ MEDIA_TYPES = {
     ".epub": "application/epub+zip",
     ".po": "text/x-gettext-translation; charset=utf-8",
     ".pot": "text/x-gettext-translation-template; charset=utf-8",
+    ".pdf": "application/pdf",
 }
 """The Content-Type of each document format's download."""
 MAX_STEM = 100

@@ -20,7 +20,7 @@ from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import FILE_NAME, names_a_language
 
 BOM = "\ufeff"
-EXTRA = 'pip install "hf_seq2seq[documents]"'
+EXTRA = 'pip install "hf_seq2seq[{}]"'
 
 
 class DocumentError(HfSeq2SeqError, ValueError):
@@ -48,6 +48,9 @@ class Job:
     line_by_line: bool = False
     """Plain text only: each line a text, instead of a hard-wrapped paragraph's lines joined into one
     (`hf_seq2seq.formats.paragraphs`)."""
+    warnings: list[str] | None = None
+    """Where a format says what came out worse than its source and where (a PDF paragraph set smaller than 70%
+    of its size to fit its place): each message appended. None: only logged."""
 
     def translate(self, texts: Sequence[str], alignments: bool = False) -> list[AlignedTranslation]:
         """`texts` translated sentence by sentence in one batched call, the glossary's terms put in, with
@@ -115,12 +118,16 @@ def translate_descriptions(job: Job, places: Sequence[tuple]) -> set:
     return {element for element, *_ in todo}
 
 
-def require(module: str, package: str, extension: str) -> ModuleType:
-    """The optional library a format needs, or an ImportError that names the extra installing it."""
+class MissingExtra(ImportError):
+    """A format's library is not installed: the message names the extra that installs it."""
+
+
+def require(module: str, package: str, extension: str, extra: str = "documents") -> ModuleType:
+    """The optional library a format needs, or `MissingExtra` naming the extra installing it."""
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        raise ImportError(f"translating {extension} files needs {package}: {EXTRA}") from error
+        raise MissingExtra(f"translating {extension} files needs {package}: {EXTRA.format(extra)}") from error
 
 
 UNPACKED_LIMIT = 256 << 20

@@ -1,0 +1,313 @@
+"""PDF documents (`.pdf`): the same pages back, each paragraph's text replaced by its translation, with a
+permissive stack (the `pdf` extra): pikepdf (MPL-2.0, on qpdf) opens, repairs, edits and writes the file,
+pdfminer.six (MIT) reads its text (`pdf_reading`), reportlab (BSD) sets the translation (`pdf_setting`).
+PyMuPDF, which PDF translators build on, is AGPL-licensed: not used.
+
+The file is opened with pikepdf, which reads a damaged file (a broken cross-reference table) as readers do, and
+an owner password alone (restrictions on printing or copying) does not stop it; it is written once without its
+encryption, and that copy is what pdfminer reads and pikepdf edits, so both see the same objects. Each page's
+paragraphs are read with their runs (`pdf_reading`), translated in one batched call with word alignments
+(`runs.translate_paragraphs`: bold, italic, monospace, colour and size changes come back on the words they
+belong to), and each is set in its own box on a layer of text drawn over its page (`pdf_setting`: tighter
+spacing, the free space below, smaller type to 70%; past that it still goes in, and `Job.warnings` names the page
+and paragraph). The text it replaces is taken out of the content stream that drew it (the page's, or a form
+XObject's drawn once): each text-showing operator of a translated paragraph (`Tj`, `TJ`, `'`, `"`) is replaced
+by a `TJ` that moves the text position as far without drawing, so text drawn after it on the same line stays in
+place. Everything else is kept as it was: page count and sizes, pictures, drawings, annotations (links stay where
+they were), form fields, outlines, and the text kept as written (`pdf_reading`: numbers, code, formulas). Given the
+translation's language (`Job.target_lang`), the document's `/Lang` is set to it where it has one.
+
+Refused with a `DocumentError`, nothing written: a file that is not a PDF or that pikepdf cannot repair, one that
+needs a password to open, one whose pages have no text (scanned pages: OCR needed) or only invisible text (render
+mode 3, an OCR layer drawn under the scanned image), one whose text has no Unicode map (the characters cannot be
+read as text), one whose pages' content unpacks to more than the markup limit (`Job.markup_limit`). The time spent
+reading, translating, setting and writing is logged at INFO (`hf_seq2seq.formats.documents.pdf`).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import time
+from collections import defaultdict
+
+from hf_seq2seq.formats.documents.base import MARKUP_LIMIT, DocumentError, DocumentFormat, Job, require
+from hf_seq2seq.formats.documents.pdf_reading import Look, Operators, Page, read_pages
+from hf_seq2seq.formats.documents.pdf_setting import covered, draw, fit
+from hf_seq2seq.formats.documents.runs import translate_paragraphs
+
+logger = logging.getLogger(__name__)
+
+SHOWING = ("Tj", "TJ", "'", '"')
+"""The operators that show text."""
+UNREADABLE = (ValueError, TypeError, KeyError, IndexError, AssertionError, ZeroDivisionError, RecursionError)
+"""What pdfminer raises on a page it cannot read, beside its own `PSException`s."""
+
+
+class Pdf(DocumentFormat):
+    name = "PDF document"
+    extensions = (".pdf",)
+
+    def translate(self, data: bytes, job: Job) -> bytes:
+        pikepdf = require("pikepdf", "pikepdf", ".pdf", "pdf")
+        psparser = require("pdfminer.psparser", "pdfminer.six", ".pdf", "pdf")  # pdf_reading's
+        require("reportlab", "reportlab", ".pdf", "pdf")  # pdf_setting's
+        clock = time.perf_counter()
+        plain = _plain(_open(pikepdf, data, job.markup_limit or MARKUP_LIMIT))
+        try:
+            pages, operators = read_pages(plain, covered)
+        except (psparser.PSException, *UNREADABLE) as error:
+            raise DocumentError(f"a damaged PDF whose pages cannot be read: {error!r}") from None
+        pdf = pikepdf.open(io.BytesIO(plain))
+        _refuse_without_text(pages)
+        _keep_unmatched(pikepdf, pdf, pages, operators)
+        paragraphs = [p for page in pages for p in page.paragraphs if p.kept is None]
+        read = time.perf_counter()
+        translated = translate_paragraphs([p.pieces for p in paragraphs], job, weight=_weight)
+        translating = time.perf_counter()
+        done = {id(p): out for p, out in zip(paragraphs, translated, strict=True) if out is not None}
+        settings, removed = _set(pages, done, operators, job)
+        overlay = _overlay(pages, settings) if settings else None
+        setting = time.perf_counter()
+        _remove_text(pikepdf, pdf, removed)
+        if overlay is not None:
+            _add_overlay(pikepdf, pdf, overlay, sorted(settings))
+        if job.target_lang and "/Lang" in pdf.Root:
+            pdf.Root.Lang = pikepdf.String(job.target_lang)
+        out = io.BytesIO()
+        pdf.save(out)
+        written = time.perf_counter()
+        logger.info(
+            "PDF of %d pages, %d paragraphs translated: read %.2f s, translated %.2f s, set %.2f s, written %.2f s",
+            len(pages), len(done), read - clock, translating - read, setting - translating, written - setting,
+        )  # fmt: skip
+        return out.getvalue()
+
+
+def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple[dict, dict]:
+    """Each translated paragraph fitted on its page (`done`: the paragraph's id -> its translation), in reading
+    order: the settings of each page with any, and the operators to take out ((page, stream) -> rank -> TJ
+    advance). A paragraph squeezed past 70% is named in `Job.warnings`."""
+    settings: dict[int, list] = defaultdict(list)
+    removed: dict[tuple, dict[int, float]] = defaultdict(dict)
+    for number, page in enumerate(pages):
+        obstacles = page.obstacles + [p.box for p in page.paragraphs]
+        for k, paragraph in enumerate(page.paragraphs):
+            if id(paragraph) not in done:
+                continue
+            setting = fit(paragraph, done[id(paragraph)], obstacles, page)
+            settings[number].append(setting)
+            if setting.squeezed:
+                _warn(
+                    job,
+                    f"page {number + 1}, paragraph {k + 1}: set at {setting.scale:.0%} of its size to fit",
+                )
+            for page_number, stream, rank in paragraph.operators:
+                removed[page_number, stream][rank] = operators.shown[page_number, stream][rank][1]
+    return settings, removed
+
+
+def _warn(job: Job, message: str) -> None:
+    """`message` added to the job's warnings, or logged where the caller takes none."""
+    if job.warnings is None:
+        logger.warning(message)
+    else:
+        job.warnings.append(message)
+
+
+def _weight(look: Look) -> int:
+    """How much formatting a run has: a space between runs goes with the plainer one."""
+    return look.bold + look.italic + (look.family == "mono") + (look.color not in ((0.0,), (0.0, 0.0, 0.0)))
+
+
+def _open(pikepdf, data: bytes, limit: int):
+    """The PDF opened by pikepdf (repaired if damaged), or `DocumentError` for one that is not a PDF, needs a
+    password, or whose pages' content unpacks to more than `limit` bytes."""
+    try:
+        pdf = pikepdf.open(io.BytesIO(data))
+    except pikepdf.PasswordError:
+        raise DocumentError(
+            "the PDF needs a password to open: save it again without one (a file whose owner password only "
+            "restricts printing or copying is translated)"
+        ) from None
+    except pikepdf.PdfError as error:
+        raise DocumentError(f"not a PDF file, or a damaged one that cannot be repaired: {error}") from None
+    size = 0
+    try:
+        for page in pdf.pages:
+            contents = page.obj.get("/Contents")
+            streams = (
+                list(contents) if isinstance(contents, pikepdf.Array) else [contents] if contents else []
+            )
+            forms = page.resources.get("/XObject", {})
+            streams += [form for _, form in forms.items() if form.get("/Subtype") == "/Form"]
+            for stream in streams:
+                size += len(stream.read_bytes())
+                if size > limit:
+                    raise DocumentError(
+                        f"a PDF whose pages' content unpacks to more than {limit:,} bytes is refused (more text "
+                        "than a document sent here may hold, or a compression bomb)"
+                    )
+    except pikepdf.PdfError as error:
+        raise DocumentError(f"a damaged PDF that cannot be read: {error}") from None
+    return pdf
+
+
+def _plain(pdf) -> bytes:
+    """The PDF written again without encryption: what is read and edited (both with the same objects)."""
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def _refuse_without_text(pages: list[Page]) -> None:
+    """`DocumentError` for a PDF with nothing to translate: scanned pages with no text or only invisible text,
+    or text without a Unicode map."""
+    paragraphs = [p for page in pages for p in page.paragraphs]
+    if any(p.kept is None for p in paragraphs):
+        return
+    if any(p.kept == "characters without a Unicode map" for p in paragraphs):
+        raise DocumentError(
+            "the PDF's text has no Unicode map (its fonts say which shapes to draw, not which characters they "
+            "are): it cannot be read as text; only OCR of its pages would read it"
+        )
+    if any(p.kept != "no words" for p in paragraphs):
+        return  # code, formulas: nothing to translate, the file comes back as it was
+    if sum(page.invisible for page in pages):
+        raise DocumentError(
+            "the PDF's pages are scanned images with only invisible OCR text (render mode 3) under them: the "
+            "words shown are pictures, which cannot be replaced; it needs OCR into visible text first"
+        )
+    if sum(page.images for page in pages):
+        raise DocumentError(
+            "the PDF's pages are scanned images without a text layer: it needs OCR (text recognition) first"
+        )
+    raise DocumentError("the PDF has no text to translate")
+
+
+def _keep_unmatched(pikepdf, pdf, pages: list[Page], operators: Operators) -> None:
+    """Paragraphs kept as written where taking their text out would go wrong: drawn by operators that pikepdf
+    does not read as pdfminer did, or by a form XObject drawn more than once (in other places, other text), or
+    sharing an operator with a paragraph kept as written."""
+    unmatched = set()
+    for (number, stream), shown in operators.shown.items():
+        if stream is not None and operators.forms[stream] > 1:
+            unmatched.add((number, stream))
+            continue
+        target = pdf.pages[number] if stream is None else pdf.get_object((stream, 0))
+        try:
+            texts = [_shown_bytes(pikepdf, i) for i in pikepdf.parse_content_stream(target)]
+        except pikepdf.PdfError:
+            unmatched.add((number, stream))
+            continue
+        if [t for t in texts if t is not None] != [text for text, _ in shown]:
+            unmatched.add((number, stream))
+    for page in pages:
+        for paragraph in page.paragraphs:
+            if paragraph.kept is None and any(op[:2] in unmatched for op in paragraph.operators):
+                paragraph.kept = "drawn in a way that cannot be taken out alone"
+        owners = defaultdict(list)
+        for paragraph in page.paragraphs:
+            for operator in paragraph.operators:
+                owners[operator].append(paragraph)
+        changed = True
+        while changed:  # a kept paragraph keeps every paragraph it shares an operator with
+            changed = False
+            for sharing in owners.values():
+                if any(p.kept for p in sharing) and any(p.kept is None for p in sharing):
+                    for p in sharing:
+                        p.kept = p.kept or "drawn together with text kept as written"
+                    changed = True
+
+
+def _shown_bytes(pikepdf, instruction) -> bytes | None:
+    """The bytes of the strings a text-showing instruction shows; None for any other instruction."""
+    if isinstance(instruction, pikepdf.ContentStreamInlineImage):
+        return None
+    operator = str(instruction.operator)
+    if operator not in SHOWING:
+        return None
+    operand = instruction.operands[-1]
+    if isinstance(operand, pikepdf.Array):
+        return b"".join(bytes(part) for part in operand if isinstance(part, pikepdf.String))
+    return bytes(operand) if isinstance(operand, pikepdf.String) else b""
+
+
+def _remove_text(pikepdf, pdf, removed: dict[tuple, dict[int, float]]) -> None:
+    """Each text-showing operator of `removed` ((page, stream) -> rank -> TJ advance) replaced by a `TJ` that
+    moves as far without drawing (`'` and `"` keep their move to the next line and spacing)."""
+    for (number, stream), ranks in removed.items():
+        target = pdf.pages[number] if stream is None else pdf.get_object((stream, 0))
+        instructions, rank = [], 0
+        for instruction in pikepdf.parse_content_stream(target):
+            if isinstance(instruction, pikepdf.ContentStreamInlineImage):
+                instructions.append(instruction)
+                continue
+            operands, operator = instruction.operands, str(instruction.operator)
+            if operator not in SHOWING:
+                instructions.append(instruction)
+                continue
+            if rank in ranks:
+                if operator == '"':
+                    instructions += [
+                        ([operands[0]], pikepdf.Operator("Tw")),
+                        ([operands[1]], pikepdf.Operator("Tc")),
+                    ]
+                if operator in ("'", '"'):
+                    instructions.append(([], pikepdf.Operator("T*")))
+                instructions.append(([pikepdf.Array([ranks[rank]])], pikepdf.Operator("TJ")))
+            else:
+                instructions.append(instruction)
+            rank += 1
+        content = pikepdf.unparse_content_stream(instructions)
+        if stream is None:
+            pdf.pages[number].obj.Contents = pdf.make_stream(content)
+        else:
+            target.write(content)
+
+
+def _overlay(pages: list[Page], settings: dict[int, list]) -> bytes:
+    """A PDF of one page per page with translated paragraphs (in order), each holding their text."""
+    from reportlab.pdfgen.canvas import Canvas
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pageCompression=1, invariant=1)
+    for number in sorted(settings):
+        canvas.setPageSize((pages[number].width, pages[number].height))
+        draw(canvas, settings[number])
+        canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def _add_overlay(pikepdf, pdf, overlay: bytes, numbers: list[int]) -> None:
+    """The text of each page of `overlay` drawn over page `numbers[k]` of `pdf`, at its media box's corner, after
+    the page's own content (wrapped in q/Q, so that nothing it leaves set moves the text): in the page's own
+    content, its fonts added to the page's resources, so that text extractors read it as the page's text."""
+    layer = pikepdf.open(io.BytesIO(overlay))
+    for number, page in zip(numbers, layer.pages, strict=True):
+        target = pdf.pages[number]
+        instructions = list(pikepdf.parse_content_stream(page))
+        used = {str(i.operands[0]) for i in instructions if str(i.operator) == "Tf"}
+        fonts = {name: _font_name(pikepdf, pdf, target, page.resources.Font[name]) for name in used}
+        for k, instruction in enumerate(instructions):
+            if str(instruction.operator) == "Tf":
+                font, size = instruction.operands
+                instructions[k] = pikepdf.ContentStreamInstruction(
+                    [fonts[str(font)], size], instruction.operator
+                )
+        x0, y0 = float(target.mediabox[0]), float(target.mediabox[1])
+        target.contents_add(b"q\n", prepend=True)
+        text = pikepdf.unparse_content_stream(instructions)
+        target.contents_add(f"\nQ\nq 1 0 0 1 {x0:g} {y0:g} cm\n".encode() + text + b"\nQ\n")
+
+
+def _font_name(pikepdf, pdf, page, font):
+    """The name of the overlay's `font` in `page`'s resources: copied into `pdf` once (pages of one overlay share
+    their fonts) and added to the page's fonts unless already there (pages that share their resources)."""
+    copied = pdf.copy_foreign(font)
+    fonts = page.resources.get("/Font", {})
+    for name, existing in fonts.items():
+        if existing.is_indirect and existing.objgen == copied.objgen:
+            return pikepdf.Name(name)
+    return page.add_resource(copied, pikepdf.Name.Font, prefix="Tr")

@@ -1,0 +1,405 @@
+"""A PDF page's text read into paragraphs of formatted runs, with pdfminer.six (MIT): what `pdf` translates.
+
+pdfminer's interpreter runs the page's content (form XObjects included) and its layout analysis groups the
+characters into boxes of lines; each character is kept with its font, size, colour, place and the text-showing
+operator that drew it (the stream, the page's or a form XObject's, and the operator's rank in it: what
+`pdf.remove_text` takes out). A box is cut into paragraphs where the line spacing opens, the type size changes,
+a line starts a list item or the code of a monospace line starts or ends, and after a short line that ends a
+sentence. A paragraph's lines are one text (a word broken at a hyphen over a line end joined, the hyphen kept
+where the document writes the word with it elsewhere), read as `runs.Piece`s of one `Look` each: its family
+(serif, sans, monospace), weight, slant, size and colour.
+
+A paragraph is kept as written, and says why (`Paragraph.kept`), where it has no letter, is code (all its letters
+monospace), a formula (most in a symbol font), has characters without a Unicode map or that the fonts the
+translation is set in lack, is not set upright, or shares an operator with text kept so (taking the operator out
+would take that text too). Text drawn invisibly (render mode 3, an OCR layer) is counted, not read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hf_seq2seq.formats.documents.base import has_words
+from hf_seq2seq.formats.documents.runs import Piece
+
+SYMBOL_FONT = re.compile(r"symbol|dingbat|wingding|math|cmsy|cmmi|cmex|msam|msbm|stix|cambria ?math", re.I)
+MONOSPACE_FONT = re.compile(r"mono|courier|consol|code|typewriter|cmtt|menlo|fixed|inconsolata", re.I)
+SERIF_FONT = re.compile(
+    r"times|serif|roman|georgia|garamond|minion|palatino|cambria|book|tinos|cmr\d|lmroman|nimbusrom|"
+    r"century|baskerville|caslon|charter|utopia|bodoni|didot|cmbx|cmti|sabon|constantia",
+    re.I,
+)
+BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|medium", re.I)
+ITALIC_FONT = re.compile(r"italic|oblique|slant|cmti|cmsl", re.I)
+LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙·*–-]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s", re.I)
+FINAL = tuple(".!?:;…")
+PUNCTUATION = ".,;:!?()[]\"'“”‘’«»"
+FIXED_PITCH, SERIF, ITALIC, FORCE_BOLD = 1, 1 << 1, 1 << 6, 1 << 18  # a font descriptor's /Flags
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a run is set in: `Piece.style` (and the look `runs` tells runs apart by)."""
+
+    family: str  # "serif", "sans", "mono"
+    bold: bool
+    italic: bool
+    size: float
+    color: tuple[float, ...]  # gray (1), RGB (3) or CMYK (4) components
+
+
+@dataclass
+class Line:
+    """A line of a paragraph: where it starts and ends, its baseline, its characters."""
+
+    x0: float
+    x1: float
+    baseline: float
+    top: float
+    bottom: float
+    chars: list = field(default_factory=list)  # (text, Look, operator, symbol font, mapped) per character
+
+    @property
+    def text(self) -> str:
+        return "".join(char[0] for char in self.chars)
+
+
+@dataclass
+class Paragraph:
+    """A paragraph of a page: its lines, its box (x0, y0, x1, y1, y up) and the operators that drew it."""
+
+    page: int
+    lines: list[Line]
+    kept: str | None = None
+    pieces: list[Piece] = field(default_factory=list)
+
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        return (
+            min(line.x0 for line in self.lines),
+            min(line.bottom for line in self.lines),
+            max(line.x1 for line in self.lines),
+            max(line.top for line in self.lines),
+        )
+
+    @property
+    def operators(self) -> set:
+        return {char[2] for line in self.lines for char in line.chars if char[2] is not None}
+
+    @property
+    def size(self) -> float:
+        """Its most common type size."""
+        return Counter(char[1].size for line in self.lines for char in line.chars).most_common(1)[0][0]
+
+    @property
+    def text(self) -> str:
+        return " ".join(line.text.strip() for line in self.lines)
+
+
+@dataclass
+class Page:
+    """What a page holds: its size, its paragraphs, the boxes of everything else drawn (pictures, drawings), the
+    invisible characters it has, and whether it has pictures."""
+
+    width: float
+    height: float
+    paragraphs: list[Paragraph] = field(default_factory=list)
+    obstacles: list[tuple[float, float, float, float]] = field(default_factory=list)
+    invisible: int = 0
+    images: int = 0
+
+    @property
+    def left(self) -> float:
+        """Where its leftmost text starts."""
+        return min((paragraph.box[0] for paragraph in self.paragraphs), default=0.0)
+
+
+@dataclass
+class Operators:
+    """The text-showing operators pdfminer ran, by stream (None: the page's content; a form XObject's object
+    number): each one's string bytes and how far it moved the text position (in TJ units), and how many times
+    each form was drawn."""
+
+    shown: dict = field(default_factory=dict)  # (page, stream) -> [(operator bytes, TJ advance)]
+    forms: Counter = field(default_factory=Counter)
+
+
+def read_pages(data: bytes, covered) -> tuple[list[Page], Operators]:
+    """Every page of the PDF `data` (already opened and repaired by pikepdf, so pdfminer reads what qpdf does),
+    in user space from the media box's corner, each page's /Rotate left aside; `covered(text, look)` says whether
+    the fonts of the translation have every character of `text`."""
+    from io import BytesIO
+
+    from pdfminer.converter import PDFPageAggregator
+    from pdfminer.layout import LAParams
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    from pdfminer.pdfpage import PDFPage
+    from pdfminer.pdfparser import PDFParser
+
+    operators = Operators()
+    manager = PDFResourceManager(caching=True)
+    device = _device(PDFPageAggregator)(manager, laparams=LAParams(all_texts=True))
+    interpreter_class = _interpreter(PDFPageInterpreter, operators)
+    document = PDFDocument(PDFParser(BytesIO(data)))
+    pages = []
+    for number, pdf_page in enumerate(PDFPage.create_pages(document)):
+        pdf_page.rotate = 0  # the page in its own user space: the translation is drawn in it
+        device.invisible = device.images = 0
+        device.obstacles = []
+        interpreter = interpreter_class(manager, device)
+        interpreter.page = number
+        interpreter.process_page(pdf_page)
+        layout = device.get_result()
+        page = Page(layout.width, layout.height, obstacles=device.obstacles)
+        page.invisible, page.images = device.invisible, device.images
+        page.paragraphs = [p for box in _boxes(layout) for p in _paragraphs(box, number)]
+        pages.append(page)
+    words = Counter(
+        word.strip(PUNCTUATION).lower() for page in pages for p in page.paragraphs for word in p.text.split()
+    )
+    for page in pages:
+        for paragraph in page.paragraphs:
+            paragraph.kept = _kept(paragraph, covered)
+            paragraph.pieces = _pieces(paragraph, words)
+    return pages, operators
+
+
+def _interpreter(base, operators: Operators):
+    """pdfminer's interpreter, noting the operator (stream, rank) of the text it shows."""
+
+    class Interpreter(base):
+        page: int = 0
+        stream = None  # None: the page's content; a form XObject's object number
+
+        def subinterp(self):
+            nested = super().subinterp()
+            nested.page, nested.stream = self.page, False  # set by render_contents
+            return nested
+
+        def render_contents(self, resources, streams, ctm=(1, 0, 0, 1, 0, 0)):
+            if self.stream is False:
+                self.stream = streams[0].objid
+                operators.forms[self.stream] += 1
+            self.shown = operators.shown.setdefault((self.page, self.stream), [])
+            super().render_contents(resources, streams, ctm)
+
+        def do_TJ(self, seq):
+            text = b"".join(part for part in seq if isinstance(part, bytes))
+            state = self.textstate
+            self.device.operator = (self.page, self.stream, len(self.shown))
+            self.device.render_mode = state.render
+            before = state.linematrix
+            super().do_TJ(seq)
+            moved = state.linematrix[0] - before[0]
+            scale = 0.001 * (state.fontsize or 0) * state.scaling * 0.01
+            self.shown.append((text, -moved / scale if scale else 0.0))
+            self.device.operator = None
+
+    return Interpreter
+
+
+def _device(base):
+    """pdfminer's layout device, each character noting its operator, its font's look and whether it is mapped
+    to Unicode; invisible characters counted and left out, pictures and drawings noted as obstacles."""
+
+    class Device(base):
+        operator = None
+        render_mode = 0
+        invisible = images = 0
+        obstacles: list = []
+
+        def render_char(self, matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate):
+            advance = super().render_char(matrix, font, fontsize, scaling, rise, cid, ncs, graphicstate)
+            char = self.cur_item._objs[-1]
+            if self.render_mode in (3, 7):  # invisible: an OCR layer
+                self.cur_item._objs.pop()
+                self.invisible += 1
+                return advance
+            char.operator = self.operator
+            char.look = _look(font, char.size, graphicstate.ncolor)
+            char.symbol = bool(SYMBOL_FONT.search(font.fontname or ""))
+            char.mapped = not char.get_text().startswith("(cid:")
+            char.straight = matrix[1] == 0 and matrix[2] == 0 and matrix[0] > 0 and matrix[3] > 0
+            return advance
+
+        def render_image(self, name, stream):
+            super().render_image(name, stream)
+            self.images += 1
+            self.obstacles.append(self.cur_item._objs[-1].bbox)
+
+        def paint_path(self, graphicstate, stroke, fill, evenodd, path):
+            count = len(self.cur_item._objs)
+            super().paint_path(graphicstate, stroke, fill, evenodd, path)
+            self.obstacles += [item.bbox for item in self.cur_item._objs[count:]]
+
+    return Device
+
+
+def _look(font, size: float, color) -> Look:
+    name = font.fontname or ""
+    flags = getattr(font, "flags", 0) or 0
+    descriptor = getattr(font, "descriptor", {}) or {}
+    weight = descriptor.get("FontWeight", 0)
+    weight = weight if isinstance(weight, int | float) else 0
+    if flags & FIXED_PITCH or MONOSPACE_FONT.search(name):
+        family = "mono"
+    elif flags & SERIF or SERIF_FONT.search(name):
+        family = "serif"
+    else:
+        family = "sans"
+    bold = bool(BOLD_FONT.search(name) or flags & FORCE_BOLD or weight >= 600)
+    italic = bool(ITALIC_FONT.search(name) or flags & ITALIC or getattr(font, "italic_angle", 0))
+    return Look(family, bold, italic, round(size, 1), _color(color))
+
+
+def _color(color) -> tuple[float, ...]:
+    """A fill colour as gray, RGB or CMYK components (black for patterns and colour spaces of other sizes)."""
+    if isinstance(color, int | float):
+        color = (color,)
+    if not isinstance(color, list | tuple) or len(color) not in (1, 3, 4):
+        return (0.0,)
+    try:
+        return tuple(min(max(float(c), 0.0), 1.0) for c in color)
+    except (TypeError, ValueError):
+        return (0.0,)
+
+
+def _boxes(item):
+    """The layout's text boxes, those inside figures (form XObjects) included."""
+    from pdfminer.layout import LTFigure, LTTextBox
+
+    for child in item:
+        if isinstance(child, LTTextBox):
+            yield child
+        elif isinstance(child, LTFigure):
+            yield from _boxes(child)
+
+
+def _lines(box) -> list[Line]:
+    from pdfminer.layout import LTChar
+
+    lines = []
+    for text_line in box:
+        chars = []
+        baselines = []
+        for item in text_line:
+            if isinstance(item, LTChar) and hasattr(item, "look"):
+                chars.append((item.get_text(), item.look, item.operator, item.symbol, item.mapped, item))
+                baselines.append(item.matrix[5])
+            elif chars and item.get_text() == " ":  # a space the layout analysis put between words
+                chars.append((" ", chars[-1][1], None, False, True, None))
+        while chars and chars[-1][0].isspace():
+            chars.pop()
+        if not chars:
+            continue
+        drawn = [char[5] for char in chars if char[5] is not None]
+        lines.append(
+            Line(
+                x0=min(c.x0 for c in drawn), x1=max(c.x1 for c in drawn),
+                baseline=Counter(round(b, 1) for b in baselines).most_common(1)[0][0],
+                top=max(c.y1 for c in drawn), bottom=min(c.y0 for c in drawn), chars=chars,
+            )
+        )  # fmt: skip
+    return lines
+
+
+def _paragraphs(box, page: int) -> list[Paragraph]:
+    """A text box's lines cut into paragraphs (the module docstring)."""
+    lines = _lines(box)
+    if not lines:
+        return []
+    pitches = [a.baseline - b.baseline for a, b in zip(lines, lines[1:], strict=False)]
+    pitch = sorted(pitches)[len(pitches) // 2] if pitches else 0
+    width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
+    right = max(line.x1 for line in lines)
+    paragraphs = [[lines[0]]]
+    for before, line in zip(lines, lines[1:], strict=False):
+        size_before, size = _main_size(before), _main_size(line)
+        text_before = before.text.rstrip()
+        new = (
+            before.baseline - line.baseline > 1.4 * pitch + 0.5
+            or abs(size - size_before) > 0.15 * max(size, size_before)
+            or LIST_ITEM.match(line.text)
+            or _code(before) != _code(line)
+            or (text_before.endswith(FINAL) and before.x1 < right - 0.15 * width)
+        )
+        if new:
+            paragraphs.append([line])
+        else:
+            paragraphs[-1].append(line)
+    return [Paragraph(page, group) for group in paragraphs]
+
+
+def _main_size(line: Line) -> float:
+    return Counter(char[1].size for char in line.chars if not char[0].isspace()).most_common(1)[0][0]
+
+
+def _code(line: Line) -> bool:
+    """A line whose letters are all monospace."""
+    letters = [char for char in line.chars if char[0].isalpha()]
+    return bool(letters) and all(char[1].family == "mono" for char in letters)
+
+
+def _kept(paragraph: Paragraph, covered) -> str | None:
+    """Why a paragraph is kept as written (the module docstring), or None."""
+    chars = [char for line in paragraph.lines for char in line.chars]
+    text = "".join(char[0] for char in chars)
+    letters = [char for char in chars if char[0].isalpha()]
+    if not all(char[4] for char in chars):
+        return "characters without a Unicode map"
+    if not has_words(text):
+        return "no words"
+    if all(char[1].family == "mono" for char in letters):
+        return "code"
+    if sum(char[3] for char in chars if not char[0].isspace()) * 2 > len(text.replace(" ", "")):
+        return "a formula"
+    if not all(char[5].straight for char in chars if char[5] is not None):
+        return "not set upright"
+    if not all(covered(char[0], char[1]) for char in chars):
+        return "characters the fonts lack"
+    return None
+
+
+def _pieces(paragraph: Paragraph, words: Counter) -> list[Piece]:
+    """The paragraph's text as runs of one look: its lines joined with a space, or without one after a word
+    broken at a hyphen (`_joins`)."""
+    chars: list[tuple[str, Look]] = []
+    for k, line in enumerate(paragraph.lines):
+        line_chars = [(char[0], char[1]) for char in line.chars]
+        if k:
+            text_before = "".join(c for c, _ in chars)
+            joined = _joins(text_before, line.text, words)
+            if joined == "drop":
+                chars.pop()
+            elif joined == "space":
+                chars.append((" ", chars[-1][1]))
+        chars += line_chars
+    pieces: list[Piece] = []
+    text, look = "", None
+    for char, char_look in chars:
+        if look is not None and char_look != look and not char.isspace():
+            pieces.append(Piece(text=text, style=look))
+            text = ""
+        if not char.isspace() or look is None:
+            look = char_look
+        text += char
+    if text:
+        pieces.append(Piece(text=text, style=look))
+    return pieces
+
+
+BROKEN = re.compile(r"(\w+)[-\u00ad\u2010]$")
+WORD = re.compile(r"\w+")
+
+
+def _joins(before: str, after: str, words: Counter) -> str:
+    """How a line joins the text before it: "space", "keep" (a hyphenated word: `well-known` written so
+    elsewhere) or "drop" (a word broken to wrap it: its hyphen dropped)."""
+    broken, following = BROKEN.search(before.rstrip()), WORD.match(after.lstrip())
+    if not broken or not following or not following.group()[0].islower() or before != before.rstrip():
+        return "space"
+    head, tail = broken.group(1).lower(), following.group().lower()
+    return "keep" if words[f"{head}-{tail}"] else "drop"

@@ -1,0 +1,359 @@
+"""PDF documents (`hf_seq2seq.formats.documents.pdf`): the same pages back with each paragraph's text translated
+in place, its runs' bold, italic and colour on the words they belong to, headers, footers, page numbers and code
+kept apart, pictures, links and page sizes kept; password-protected, scanned and unreadable files refused with
+nothing written; through `hf-seq2seq translate` and the server's `/translate_file`.
+
+The PDFs are drawn here with reportlab (the extra's own library), so that what each holds is known; they are
+translated by `helpers.WordTranslator` (word by word, adjectives after their noun, exact alignments) and read
+back with pdfminer.six."""
+
+import io
+import re
+
+import pytest
+from helpers import WordTranslator
+
+from hf_seq2seq.cli import translate as translate_cli
+from hf_seq2seq.formats.documents import DocumentError, translate_document, translate_document_bytes
+
+pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+
+pikepdf = pytest.importorskip("pikepdf")
+pytest.importorskip("pdfminer")
+pytest.importorskip("reportlab")
+
+from pdfminer.high_level import extract_pages, extract_text  # noqa: E402
+from pdfminer.layout import LTChar, LTTextContainer  # noqa: E402
+from PIL import Image  # noqa: E402
+from reportlab.lib.utils import ImageReader  # noqa: E402
+from reportlab.pdfgen.canvas import Canvas  # noqa: E402
+
+LEXICON = {
+    "the": "le", "a": "un", "cat": "chat", "dog": "chien", "sees": "voit", "red": "rouge", "big": "grand",
+    "hello": "bonjour", "world": "monde", "is": "est", "here": "ici", "my": "mon", "friend": "ami",
+    "there": "là", "of": "de", "book": "livre", "and": "et", "sleeps": "dort", "runs": "court",
+}  # fmt: skip
+LETTER, A5 = (612, 792), (420, 595)
+WRAPPED = (
+    "The big dog runs and the cat sleeps and my friend sees the hel-",
+    "lo world of the book and the dog is there and the cat is here.",
+)
+CODE = "cat = dog(1)  # the red cat"
+
+
+@pytest.fixture
+def words():
+    return WordTranslator(LEXICON, adjectives=frozenset({"red", "big"}))
+
+
+def picture() -> ImageReader:
+    return ImageReader(Image.new("RGB", (8, 8), (200, 30, 30)))
+
+
+def document() -> bytes:
+    """Two pages of different sizes: a header, a paragraph with a bold and an italic word, one with a red word and
+    a link over it, a paragraph wrapped over two lines with a word broken at a hyphen, a line of code, a picture,
+    a footer and a page number; then a page with a header and a paragraph."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(72, 760, "The book of the cat")
+    text = canvas.beginText(72, 700)
+    for font, words in (
+        ("Times-Roman", "The "), ("Times-Bold", "red"), ("Times-Roman", " cat sees a "), ("Times-Italic", "dog"),
+        ("Times-Roman", ". The dog is here."),
+    ):  # fmt: skip
+        text.setFont(font, 12)
+        text.textOut(words)
+    canvas.drawText(text)
+    text = canvas.beginText(72, 660)
+    text.setFont("Times-Roman", 12)
+    text.textOut("My ")
+    text.setFillColorRGB(1, 0, 0)
+    text.textOut("friend")
+    text.setFillColorRGB(0, 0, 0)
+    text.textOut(" is there.")
+    canvas.drawText(text)
+    canvas.linkURL("https://example.org/", (72, 655, 160, 672))
+    canvas.setFont("Times-Roman", 12)
+    for k, line in enumerate(WRAPPED):
+        canvas.drawString(72, 620 - 14 * k, line)
+    canvas.setFont("Courier", 10)
+    canvas.drawString(72, 550, CODE)
+    canvas.drawImage(picture(), 400, 380, 100, 100)
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(72, 40, "The book")
+    canvas.drawString(530, 40, "1")
+    canvas.showPage()
+    canvas.setPageSize(A5)
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(40, 560, "The book of the cat")
+    canvas.setFont("Times-Roman", 12)
+    canvas.drawString(40, 500, "The cat is there.")
+    canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def chars(data: bytes, page: int = 0) -> list[LTChar]:
+    """The characters pdfminer reads on a page, in reading order."""
+    layout = list(extract_pages(io.BytesIO(data)))[page]
+
+    def walk(item):
+        for child in item:
+            if isinstance(child, LTChar):
+                yield child
+            elif isinstance(child, LTTextContainer) or hasattr(child, "__iter__"):
+                yield from walk(child)
+
+    return list(walk(layout))
+
+
+def word_chars(data: bytes, word: str, page: int = 0) -> list[LTChar]:
+    """The characters of the first place `word` is written on a page."""
+    found = chars(data, page)
+    text = "".join(char.get_text() for char in found)
+    start = text.index(word)
+    return found[start : start + len(word)]
+
+
+def color(char: LTChar) -> tuple:
+    """A character's fill colour's components."""
+    color = char.graphicstate.ncolor
+    return tuple(color) if isinstance(color, list | tuple) else (color,)
+
+
+def text_of(data: bytes) -> str:
+    return " ".join(extract_text(io.BytesIO(data)).split())
+
+
+def test_a_pdf_comes_back_with_its_pages_and_each_paragraph_translated_in_place(words):
+    source = document()
+    out = translate_document_bytes(words, source, ".pdf")
+    with pikepdf.open(io.BytesIO(source)) as before, pikepdf.open(io.BytesIO(out)) as after:
+        assert len(after.pages) == len(before.pages) == 2
+        assert [list(p.mediabox) for p in after.pages] == [list(p.mediabox) for p in before.pages]
+        for old, new in zip(before.pages, after.pages, strict=True):
+            assert [str(a.get("/Subtype")) for a in new.obj.get("/Annots", [])] == [
+                str(a.get("/Subtype")) for a in old.obj.get("/Annots", [])
+            ]  # the link kept
+            assert len(list(new.images)) == len(list(old.images))
+        link = after.pages[0].obj.Annots[0]
+        assert str(link.A.URI) == "https://example.org/"
+    text = text_of(out)
+    for translation in (
+        "Le livre de le chat", "Le chat rouge voit un chien. Le chien est ici.", "Mon ami est là.",
+        "Le livre",
+    ):  # fmt: skip
+        assert translation in text
+    assert "The " not in text and "cat sees" not in text  # the English taken out
+    assert " ".join(CODE.split()) in text  # code as written
+    assert re.search(r"Le livre 1|1 Le livre|Le livre\s.*\s1\b", text)  # the page number kept
+    assert len(out) <= 2 * len(source) + (1 << 20)
+
+
+def test_paragraphs_and_not_lines_are_translated_and_headers_footers_and_numbers_stay_their_own(words):
+    translate_document_bytes(words, document(), ".pdf")
+    sent = [sentence for call in words.calls for sentence in call]
+    joined = (
+        "The big dog runs and the cat sleeps and my friend sees the hello world of the book and the dog is "
+        "there and the cat is here."
+    )
+    assert joined in sent  # two lines one text, the word broken at the hyphen whole
+    assert "The book of the cat" in sent and "The book" in sent  # the header and the footer apart
+    assert not any(sentence.strip() == "1" or CODE in sentence for sentence in sent)  # kept as written
+
+
+def test_bold_italic_and_colour_come_back_on_the_words_they_belong_to(words):
+    out = translate_document_bytes(words, document(), ".pdf")
+    rouge, chien, ami, voit = (word_chars(out, w) for w in ("rouge", "chien", "ami", "voit"))
+    assert all("Tinos-Bold" in char.fontname for char in rouge)  # Times-Bold: Tinos bold
+    assert all("Tinos-Italic" in char.fontname for char in chien)
+    assert all(char.fontname.endswith("+Tinos") for char in voit)  # Tinos regular
+    assert all(color(char) == (1, 0, 0) for char in ami)
+    assert all(color(char) == (0,) for char in voit)
+    assert round(chien[0].matrix[5]) == 700 and round(ami[0].matrix[5]) == 660  # on the source's baselines
+    assert all(round(char.size) == 12 for char in rouge + chien + ami)
+    assert all("Arimo" in char.fontname for char in word_chars(out, "livre"))  # Helvetica: Arimo
+
+
+def test_the_translation_is_embedded_subset_fonts_with_a_unicode_map(words):
+    out = translate_document_bytes(words, document(), ".pdf")
+    with pikepdf.open(io.BytesIO(out)) as pdf:
+        added = {
+            font.objgen: font
+            for page in pdf.pages
+            for name, font in page.resources.Font.items()
+            if name.startswith("/Tr")
+        }
+        fonts = [
+            font for font in added.values() if "/FontDescriptor" in font
+        ]  # reportlab sets Helvetica at first
+        assert len(fonts) == 4  # Tinos regular, bold and italic, Arimo regular: each once
+        assert all("/ToUnicode" in font and "/FontFile2" in font.FontDescriptor for font in fonts)
+        assert all(
+            re.fullmatch(r"/[A-Z]{6}\+(Tinos|Arimo).*", str(font.BaseFont)) for font in fonts
+        )  # subsets
+
+
+def test_a_paragraph_that_does_not_fit_is_set_smaller_and_named():
+    """A table cell: its translation, far longer, goes in smaller, within the cell's rules."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 700, "The cat.")
+    canvas.drawString(140, 700, "Hello")  # the next cell
+    for rule in ((60, 714, 300, 714), (60, 694, 300, 694), (130, 690, 130, 720)):
+        canvas.line(*rule)
+    canvas.save()
+    engine = WordTranslator(LEXICON | {"cat": "chat très noir"})
+    warnings: list[str] = []
+    translated = translate_document_bytes(engine, out.getvalue(), ".pdf", warnings=warnings)
+    assert len(warnings) == 1 and re.fullmatch(
+        r"page 1, paragraph 1: set at \d\d% of its size to fit", warnings[0]
+    )
+    new = word_chars(translated, "Le chat très noir.")
+    assert all(72 <= char.x0 and char.x1 <= 130 and 694 <= char.y0 and char.y1 <= 714 for char in new)
+    assert all(char.size < 12 * 0.7 for char in new)
+    assert "Bonjour" in text_of(translated)  # the next cell translated in its place
+
+
+def test_an_owner_password_alone_is_translated_and_a_damaged_xref_is_read_as_readers_do(words, tmp_path):
+    with pikepdf.open(io.BytesIO(document())) as pdf:
+        restricted = io.BytesIO()
+        permissions = pikepdf.Permissions(extract=False, modify_other=False)
+        pdf.save(restricted, encryption=pikepdf.Encryption(owner="owner", user="", allow=permissions))
+    assert "Mon ami est là." in text_of(translate_document_bytes(words, restricted.getvalue(), ".pdf"))
+    damaged = re.sub(rb"startxref\s+\d+", b"startxref\n999999", document())
+    assert "Mon ami est là." in text_of(translate_document_bytes(words, damaged, ".pdf"))
+
+
+def scanned(invisible: bool) -> bytes:
+    """A page that is a picture; with `invisible`, an OCR layer's text under it (render mode 3)."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.drawImage(picture(), 0, 0, *LETTER)
+    if invisible:
+        text = canvas.beginText(72, 700)
+        text.setTextRenderMode(3)
+        text.setFont("Helvetica", 12)
+        text.textOut("The cat is here.")
+        canvas.drawText(text)
+    canvas.save()
+    return out.getvalue()
+
+
+def without_unicode_map() -> bytes:
+    """A page whose font gives glyph numbers (Identity-H) without a ToUnicode map: no character is known."""
+    pdf = pikepdf.new()
+    descriptor = pikepdf.Dictionary(
+        Type=pikepdf.Name.FontDescriptor, FontName=pikepdf.Name("/Glyphs"), Flags=4, ItalicAngle=0, Ascent=800,
+        Descent=-200, CapHeight=700, StemV=80, FontBBox=pikepdf.Array([0, -200, 1000, 800]),
+    )  # fmt: skip
+    glyphs = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.CIDFontType2, BaseFont=pikepdf.Name("/Glyphs"), DW=500,
+        CIDSystemInfo=pikepdf.Dictionary(Registry=pikepdf.String("Adobe"), Ordering=pikepdf.String("Identity"), Supplement=0),
+        FontDescriptor=descriptor,
+    )  # fmt: skip
+    font = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type0, BaseFont=pikepdf.Name("/Glyphs"),
+            Encoding=pikepdf.Name("/Identity-H"), DescendantFonts=pikepdf.Array([glyphs]),
+        )
+    )  # fmt: skip
+    page = pdf.add_blank_page(page_size=LETTER)
+    page.obj.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font))
+    page.obj.Contents = pdf.make_stream(b"BT /F1 12 Tf 72 700 Td <002b00480052> Tj ET")
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def encrypted() -> bytes:
+    with pikepdf.open(io.BytesIO(document())) as pdf:
+        out = io.BytesIO()
+        pdf.save(out, encryption=pikepdf.Encryption(owner="owner", user="secret"))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (encrypted, r"needs a password to open: save it again without one"),
+        (lambda: scanned(False), r"scanned images without a text layer: it needs OCR"),
+        (lambda: scanned(True), r"only invisible OCR text \(render mode 3\).*needs OCR into visible text"),
+        (without_unicode_map, r"no Unicode map"),
+        (lambda: b"%PDF-1.4 not really", r"not a PDF file, or a damaged one"),
+    ],
+    ids=["password", "scanned", "invisible-text", "no-unicode-map", "not-a-pdf"],
+)
+def test_what_cannot_be_translated_is_refused_with_why_and_nothing_written(words, tmp_path, data, message):
+    source, output = tmp_path / "in.pdf", tmp_path / "out.pdf"
+    source.write_bytes(data())
+    with pytest.raises(DocumentError, match=message):
+        translate_document(words, source, output)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["in.pdf"]
+
+
+def test_a_pdf_past_the_servers_limit_is_refused(words, monkeypatch):
+    from hf_seq2seq.formats.documents import pdf
+
+    monkeypatch.setattr(pdf, "MARKUP_LIMIT", 200)
+    with pytest.raises(DocumentError, match=r"content unpacks to more than 200 bytes is refused"):
+        translate_document_bytes(words, document(), ".pdf")
+
+
+def test_without_the_extra_one_line_names_it(words, monkeypatch, memorising_folder, tmp_path):
+    monkeypatch.setitem(__import__("sys").modules, "pikepdf", None)
+    with pytest.raises(ImportError, match=r'needs pikepdf: pip install "hf_seq2seq\[pdf\]"'):
+        translate_document_bytes(words, document(), ".pdf")
+    source = tmp_path / "in.pdf"
+    source.write_bytes(document())
+    with pytest.raises(
+        SystemExit, match=r'^hf-seq2seq translate: .*needs pikepdf: pip install "hf_seq2seq\[pdf\]"$'
+    ):
+        translate_cli.main(
+            [str(memorising_folder), "--input-file", str(source), "--output-file", str(tmp_path / "o.pdf")]
+        )
+
+
+def test_the_command_translates_a_pdf_with_a_model(memorising_folder, tmp_path):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Times-Roman", 12)
+    canvas.drawString(72, 700, "the cat is here .")
+    canvas.save()
+    source, output = tmp_path / "in.pdf", tmp_path / "out.pdf"
+    source.write_bytes(out.getvalue())
+    printed = translate_cli.main(
+        [str(memorising_folder), "--input-file", str(source), "--output-file", str(output)]
+    )
+    assert printed == [f"wrote {output}"]
+    assert text_of(output.read_bytes()) == "le chat est ici ."
+
+
+def test_the_server_translates_a_pdf_file(words):
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from hf_seq2seq.serving.app import create_app
+    from hf_seq2seq.serving.config import ServeConfig
+    from hf_seq2seq.serving.worker import TranslatorWorker
+
+    app = create_app(lambda: TranslatorWorker(words, "en", "fr"), ServeConfig(), load_in_background=False)
+    with TestClient(app) as client:
+        assert ".pdf" in client.get("/frontend/settings").json()["supportedFilesFormat"]
+        answer = client.post(
+            "/translate_file", data={"source": "en", "target": "fr"}, files={"file": ("Book.pdf", document())}
+        )
+        assert answer.status_code == 200, answer.text
+        download = client.get(answer.json()["translatedFileUrl"])
+        assert download.headers["content-type"] == "application/pdf"
+        assert download.headers["content-disposition"] == 'attachment; filename="Book_fr.pdf"'
+        assert "Mon ami est là." in text_of(download.content)
+        refused = client.post(
+            "/translate_file",
+            data={"source": "en", "target": "fr"},
+            files={"file": ("scan.pdf", scanned(False))},
+        )
+        assert refused.status_code == 400 and "needs OCR" in refused.json()["error"]
