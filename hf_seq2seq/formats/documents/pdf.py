@@ -32,9 +32,9 @@ import time
 from collections import defaultdict
 
 from hf_seq2seq.formats.documents.base import MARKUP_LIMIT, DocumentError, DocumentFormat, Job, require
-from hf_seq2seq.formats.documents.pdf_reading import Look, Operators, Page, read_pages
+from hf_seq2seq.formats.documents.pdf_reading import Code, Look, Operators, Page, read_pages
 from hf_seq2seq.formats.documents.pdf_setting import covered, draw, fit
-from hf_seq2seq.formats.documents.runs import translate_paragraphs
+from hf_seq2seq.formats.documents.runs import Out, translate_paragraphs
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,9 @@ class Pdf(DocumentFormat):
         read = time.perf_counter()
         translated = translate_paragraphs([p.pieces for p in paragraphs], job, weight=_weight)
         translating = time.perf_counter()
-        done = {id(p): out for p, out in zip(paragraphs, translated, strict=True) if out is not None}
+        done = {
+            id(p): _as_written(out) for p, out in zip(paragraphs, translated, strict=True) if out is not None
+        }
         settings, removed = _set(pages, done, operators, job)
         overlay = _overlay(pages, settings) if settings else None
         setting = time.perf_counter()
@@ -115,8 +117,25 @@ def _warn(job: Job, message: str) -> None:
         job.warnings.append(message)
 
 
-def _weight(look: Look) -> int:
+def _as_written(out: list[Out]) -> list[Out]:
+    """A paragraph's translation with each code run as it was written, where the first of its words went (its
+    spacing kept); every piece's style a `Look`."""
+    written, pieces = set(), []
+    for piece in out:
+        style = piece.style
+        if isinstance(style, Code):
+            text = piece.text
+            lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
+            pieces.append(Out(lead + ("" if style in written else style.text) + trail, style.look))
+            written.add(style)
+        else:
+            pieces.append(piece)
+    return pieces
+
+
+def _weight(style: Look | Code) -> int:
     """How much formatting a run has: a space between runs goes with the plainer one."""
+    look = style.look if isinstance(style, Code) else style
     return look.bold + look.italic + (look.family == "mono") + (look.color not in ((0.0,), (0.0, 0.0, 0.0)))
 
 

@@ -9,8 +9,9 @@ sentence. A paragraph's lines are one text (a word broken at a hyphen over a lin
 where the document writes the word with it elsewhere), read as `runs.Piece`s of one `Look` each: its family
 (serif, sans, monospace), weight, slant, size and colour.
 
-A paragraph is kept as written, and says why (`Paragraph.kept`), where it has no letter, is code (all its letters
-monospace), a formula (most in a symbol font), has characters without a Unicode map or that the fonts the
+A monospace run inside a paragraph is code (`Code`), which comes back as written; a paragraph is kept as
+written, and says why (`Paragraph.kept`), where it has no letter, is code (all its letters monospace; where most
+of the document's text is monospace, a typewritten page, it is the body's type and not code), a formula (most in a symbol font), has characters without a Unicode map or that the fonts the
 translation is set in lack, is not set upright, or shares an operator with text kept so (taking the operator out
 would take that text too). Text drawn invisibly (render mode 3, an OCR layer) is counted, not read.
 """
@@ -24,15 +25,27 @@ from dataclasses import dataclass, field
 from hf_seq2seq.formats.documents.base import has_words
 from hf_seq2seq.formats.documents.runs import Piece
 
-SYMBOL_FONT = re.compile(r"symbol|dingbat|wingding|math|cmsy|cmmi|cmex|msam|msbm|stix|cambria ?math", re.I)
-MONOSPACE_FONT = re.compile(r"mono|courier|consol|code|typewriter|cmtt|menlo|fixed|inconsolata", re.I)
-SERIF_FONT = re.compile(
-    r"times|serif|roman|georgia|garamond|minion|palatino|cambria|book|tinos|cmr\d|lmroman|nimbusrom|"
-    r"century|baskerville|caslon|charter|utopia|bodoni|didot|cmbx|cmti|sabon|constantia",
+# by the font's name (after a subset's `ABCDEF+`), where its descriptor's flags do not say; TeX's fonts by their
+# names' shapes: Computer Modern (`CMR10`, `CMBX12`, `CMTT10`, `CMSS10`), Latin Modern, cm-super (`SFRM1000`)
+TEX = r"^(?:cm|lm|sf|ec|tc)"
+SYMBOL_FONT = re.compile(rf"symbol|dingbat|wingding|math|{TEX}(?:sy|mi|ex)\d|msam|msbm|stix", re.I)
+MONOSPACE_FONT = re.compile(
+    rf"mono|courier|consol|code|typewriter|menlo|fixed|inconsolata|nimbusmon|lucidaconsole|andale|cousine|"
+    rf"{TEX}(?:tt|sltt|itt|tcsc)\d",
     re.I,
 )
-BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|medium", re.I)
-ITALIC_FONT = re.compile(r"italic|oblique|slant|cmti|cmsl", re.I)
+SERIF_FONT = re.compile(
+    rf"times|serif|roman|georgia|garamond|minion|palatino|cambria|tinos|nimbusrom|century|baskerville|caslon|"
+    rf"charter|utopia|bodoni|didot|sabon|constantia|{TEX}(?:r|b|bx|sl|ti|mi|u|csc|rm|cc|bl)\d",
+    re.I,
+)
+SANS_FONT = re.compile(
+    rf"sans|arial|helvetica|arimo|verdana|calibri|segoe|roboto|tahoma|nimbussan|frutiger|futura|gill|myriad|"
+    rf"{TEX}(?:ss|sx|si)",
+    re.I,
+)
+BOLD_FONT = re.compile(rf"bold|black|heavy|semibold|demi|medi(?:um)?\b|-medi|{TEX}(?:b|bx|ssbx|sx)\d", re.I)
+ITALIC_FONT = re.compile(rf"ital|oblique|slant|{TEX}(?:ti|sl|mi|itt|sltt|si|bxti|bxsl)\d", re.I)
 LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙·*–-]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s", re.I)
 FINAL = tuple(".!?:;…")
 PUNCTUATION = ".,;:!?()[]\"'“”‘’«»"
@@ -48,6 +61,15 @@ class Look:
     italic: bool
     size: float
     color: tuple[float, ...]  # gray (1), RGB (3) or CMYK (4) components
+
+
+@dataclass(frozen=True, eq=False)
+class Code:
+    """A monospace run inside a paragraph of other text: code, which comes back as written where its words go
+    (`Piece.style`: one of its own, so that `runs` gives every code run a place)."""
+
+    look: Look
+    text: str
 
 
 @dataclass
@@ -74,6 +96,9 @@ class Paragraph:
     lines: list[Line]
     kept: str | None = None
     pieces: list[Piece] = field(default_factory=list)
+    marker: tuple[float, str, Look] | None = None
+    """A list item's mark (`•`, `2.`, `a)`): where it stands, its text and look; kept as written, the text set
+    where it started after it."""
 
     @property
     def box(self) -> tuple[float, float, float, float]:
@@ -155,15 +180,17 @@ def read_pages(data: bytes, covered) -> tuple[list[Page], Operators]:
         layout = device.get_result()
         page = Page(layout.width, layout.height, obstacles=device.obstacles)
         page.invisible, page.images = device.invisible, device.images
-        page.paragraphs = [p for box in _boxes(layout) for p in _paragraphs(box, number)]
+        page.paragraphs = [p for lines in _blocks(layout) for p in _paragraphs(lines, number)]
         pages.append(page)
     words = Counter(
         word.strip(PUNCTUATION).lower() for page in pages for p in page.paragraphs for word in p.text.split()
     )
+    letters = [c[1].family for page in pages for p in page.paragraphs for line in p.lines for c in line.chars]
+    code = letters.count("mono") * 2 < len(letters)  # else monospace is the body's type, not code
     for page in pages:
         for paragraph in page.paragraphs:
-            paragraph.kept = _kept(paragraph, covered)
-            paragraph.pieces = _pieces(paragraph, words)
+            paragraph.kept = _kept(paragraph, covered, code)
+            paragraph.pieces = _pieces(paragraph, words, code)
     return pages, operators
 
 
@@ -220,7 +247,7 @@ def _device(base):
                 return advance
             char.operator = self.operator
             char.look = _look(font, char.size, graphicstate.ncolor)
-            char.symbol = bool(SYMBOL_FONT.search(font.fontname or ""))
+            char.symbol = bool(SYMBOL_FONT.search((font.fontname or "").split("+")[-1]))
             char.mapped = not char.get_text().startswith("(cid:")
             char.straight = matrix[1] == 0 and matrix[2] == 0 and matrix[0] > 0 and matrix[3] > 0
             return advance
@@ -239,14 +266,14 @@ def _device(base):
 
 
 def _look(font, size: float, color) -> Look:
-    name = font.fontname or ""
+    name = (font.fontname or "").split("+")[-1]
     flags = getattr(font, "flags", 0) or 0
     descriptor = getattr(font, "descriptor", {}) or {}
     weight = descriptor.get("FontWeight", 0)
     weight = weight if isinstance(weight, int | float) else 0
     if flags & FIXED_PITCH or MONOSPACE_FONT.search(name):
         family = "mono"
-    elif flags & SERIF or SERIF_FONT.search(name):
+    elif not SANS_FONT.search(name) and (flags & SERIF or SERIF_FONT.search(name)):
         family = "serif"
     else:
         family = "sans"
@@ -287,9 +314,16 @@ def _lines(box) -> list[Line]:
         baselines = []
         for item in text_line:
             if isinstance(item, LTChar) and hasattr(item, "look"):
-                chars.append((item.get_text(), item.look, item.operator, item.symbol, item.mapped, item))
+                char = (item.get_text(), item.look, item.operator, item.symbol, item.mapped, item)
+                if (
+                    char[0].isspace() and chars and chars[-1][0].isspace()
+                ):  # a space drawn where one was put in
+                    chars.pop()
+                chars.append(char)
                 baselines.append(item.matrix[5])
-            elif chars and item.get_text() == " ":  # a space the layout analysis put between words
+            elif (
+                chars and item.get_text() == " " and not chars[-1][0].isspace()
+            ):  # a space the analysis put in
                 chars.append((" ", chars[-1][1], None, False, True, None))
         while chars and chars[-1][0].isspace():
             chars.pop()
@@ -306,11 +340,54 @@ def _lines(box) -> list[Line]:
     return lines
 
 
-def _paragraphs(box, page: int) -> list[Paragraph]:
+def _blocks(layout) -> list[list[Line]]:
+    """The lines of each text box, top to bottom; boxes that hold parts of one line joined, and those parts
+    made one line. pdfminer cuts a line where a gap is wider than twice its characters' width, which a justified
+    line's spaces after a sentence can be (`type.  It`): parts on one baseline less than an em apart are one."""
+    boxes = [_lines(box) for box in _boxes(layout)]
+    owner = list(range(len(boxes)))
+
+    def root(k: int) -> int:
+        while owner[k] != k:
+            k = owner[k]
+        return k
+
+    parts = sorted(
+        ((k, line) for k, lines in enumerate(boxes) for line in lines),
+        key=lambda e: (-e[1].baseline, e[1].x0),
+    )
+    for (k, a), (j, b) in zip(parts, parts[1:], strict=False):
+        size = min(_main_size(a), _main_size(b))
+        if (
+            abs(a.baseline - b.baseline) < 0.5
+            and -1 < b.x0 - a.x1 < size
+            and abs(_main_size(a) - _main_size(b)) < 1
+        ):
+            owner[root(j)] = root(k)
+    groups: dict[int, list[Line]] = {}
+    for k, lines in enumerate(boxes):
+        groups.setdefault(root(k), []).extend(lines)
+    blocks = []
+    for lines in groups.values():
+        lines.sort(key=lambda line: (-line.baseline, line.x0))
+        joined = [lines[0]] if lines else []
+        for line in lines[1:]:
+            before = joined[-1]
+            if abs(before.baseline - line.baseline) < 0.5:
+                space = (" ", before.chars[-1][1], None, False, True, None)
+                joined[-1] = Line(
+                    before.x0, max(before.x1, line.x1), before.baseline, max(before.top, line.top),
+                    min(before.bottom, line.bottom), before.chars + [space] + line.chars,
+                )  # fmt: skip
+            else:
+                joined.append(line)
+        if joined:
+            blocks.append(joined)
+    return blocks
+
+
+def _paragraphs(lines: list[Line], page: int) -> list[Paragraph]:
     """A text box's lines cut into paragraphs (the module docstring)."""
-    lines = _lines(box)
-    if not lines:
-        return []
     pitches = [a.baseline - b.baseline for a, b in zip(lines, lines[1:], strict=False)]
     pitch = sorted(pitches)[len(pitches) // 2] if pitches else 0
     width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
@@ -343,8 +420,8 @@ def _code(line: Line) -> bool:
     return bool(letters) and all(char[1].family == "mono" for char in letters)
 
 
-def _kept(paragraph: Paragraph, covered) -> str | None:
-    """Why a paragraph is kept as written (the module docstring), or None."""
+def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
+    """Why a paragraph is kept as written (the module docstring), or None; with `code`, monospace is code."""
     chars = [char for line in paragraph.lines for char in line.chars]
     text = "".join(char[0] for char in chars)
     letters = [char for char in chars if char[0].isalpha()]
@@ -352,7 +429,7 @@ def _kept(paragraph: Paragraph, covered) -> str | None:
         return "characters without a Unicode map"
     if not has_words(text):
         return "no words"
-    if all(char[1].family == "mono" for char in letters):
+    if code and all(char[1].family == "mono" for char in letters):
         return "code"
     if sum(char[3] for char in chars if not char[0].isspace()) * 2 > len(text.replace(" ", "")):
         return "a formula"
@@ -363,12 +440,19 @@ def _kept(paragraph: Paragraph, covered) -> str | None:
     return None
 
 
-def _pieces(paragraph: Paragraph, words: Counter) -> list[Piece]:
+def _pieces(paragraph: Paragraph, words: Counter, code: bool) -> list[Piece]:
     """The paragraph's text as runs of one look: its lines joined with a space, or without one after a word
-    broken at a hyphen (`_joins`)."""
+    broken at a hyphen (`_joins`); with `code`, each monospace run a `Code`."""
     chars: list[tuple[str, Look]] = []
+    marked = LIST_ITEM.match(paragraph.lines[0].text)
     for k, line in enumerate(paragraph.lines):
         line_chars = [(char[0], char[1]) for char in line.chars]
+        if k == 0 and marked and len(line.chars) > marked.end() and line.chars[0][5] is not None:
+            mark, first = line.chars[0], line.chars[marked.end()]
+            paragraph.marker = (mark[5].x0, marked.group().strip(), mark[1])
+            line_chars = line_chars[marked.end() :]
+            if first[5] is not None:
+                line.x0 = first[5].x0  # the text starts after the mark
         if k:
             text_before = "".join(c for c, _ in chars)
             joined = _joins(text_before, line.text, words)
@@ -388,6 +472,11 @@ def _pieces(paragraph: Paragraph, words: Counter) -> list[Piece]:
         text += char
     if text:
         pieces.append(Piece(text=text, style=look))
+    if code:
+        pieces = [
+            Piece(text=p.text, style=Code(p.style, p.text.strip())) if p.style.family == "mono" else p
+            for p in pieces
+        ]
     return pieces
 
 

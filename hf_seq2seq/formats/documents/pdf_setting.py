@@ -135,7 +135,7 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
         first = y1 - above * scale
         last = first - (len(wrapped) - 1) * lead
         if last - below * scale >= bottom - 0.5 or k == len(tries) - 1:
-            setting = _place(wrapped, first, lead, scale, (start, rest, right), align)
+            setting = _place(wrapped, first, lead, scale, (start, rest, right), align, paragraph.marker)
             setting.squeezed = scale < SCALES[-1]
             setting.box = (min(start, rest), last - below * scale, right, y1)
             obstacles.append(setting.box)
@@ -143,7 +143,9 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
     # not even a word fits the width at the smallest size: each line at the smallest size, as wide as it is
     scale = PAST[-1]
     wrapped = [[word] for word in words]
-    setting = _place(wrapped, y1 - above * scale, tight * scale, scale, (start, rest, right), "left")
+    setting = _place(
+        wrapped, y1 - above * scale, tight * scale, scale, (start, rest, right), "left", paragraph.marker
+    )
     setting.squeezed = True
     setting.box = (start, y1 - above * scale - len(wrapped) * tight * scale, right, y1)
     obstacles.append(setting.box)
@@ -238,8 +240,8 @@ def _wrap(words: list[_Word], scale: float, first: float, rest: float) -> list[l
     return lines
 
 
-def _place(wrapped, first: float, lead: float, scale: float, edges, align: str) -> Setting:
-    """Each line's words at their places: aligned as the source was."""
+def _place(wrapped, first: float, lead: float, scale: float, edges, align: str, marker) -> Setting:
+    """Each line's words at their places: aligned as the source was; a list item's mark where it was."""
     start, rest, right = edges
     lines = []
     for k, line in enumerate(wrapped):
@@ -265,6 +267,8 @@ def _place(wrapped, first: float, lead: float, scale: float, edges, align: str) 
                 stretches.append((x, text, look))
                 x += width(text, look, scale)
         stretches = _merged(stretches, scale)
+        if k == 0 and marker is not None:
+            stretches.insert(0, marker)
         lines.append((first - k * lead, stretches))
     return Setting(lines, scale, (0, 0, 0, 0))
 
