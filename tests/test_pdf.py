@@ -127,6 +127,10 @@ def text_of(data: bytes) -> str:
     return " ".join(extract_text(io.BytesIO(data)).split())
 
 
+def text_of_page(data: bytes, page: int) -> str:
+    return " ".join(extract_text(io.BytesIO(data), page_numbers=[page]).split())
+
+
 def test_a_pdf_comes_back_with_its_pages_and_each_paragraph_translated_in_place(words):
     source = document()
     out = translate_document_bytes(words, source, ".pdf")
@@ -216,6 +220,43 @@ def test_a_paragraph_that_does_not_fit_is_set_smaller_and_named():
     assert all(72 <= char.x0 and char.x1 <= 130 and 694 <= char.y0 and char.y1 <= 714 for char in new)
     assert all(char.size < 12 * 0.7 for char in new)
     assert "Bonjour" in text_of(translated)  # the next cell translated in its place
+
+
+def test_text_in_a_form_xobject_is_translated_unless_the_form_is_drawn_more_than_once(words):
+    """A form drawn once (a generator's page wrapped in one) is the page's text; one drawn on every page (a
+    letterhead) would change everywhere it is drawn: kept."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.beginForm("body")
+    canvas.setFont("Times-Roman", 12)
+    canvas.drawString(72, 700, "The cat is there.")
+    canvas.endForm()
+    canvas.beginForm("letterhead")
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(72, 760, "The big dog")
+    canvas.endForm()
+    for form in ("body", "letterhead"):
+        canvas.doForm(form)
+    canvas.showPage()
+    canvas.doForm("letterhead")
+    canvas.setFont("Times-Roman", 12)
+    canvas.drawString(72, 700, "My friend is here.")
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    first, second = (text_of_page(translated, page) for page in (0, 1))
+    assert "Le chat est là." in first and "The cat" not in first
+    assert first.count("The big dog") == 1 and second.count("The big dog") == 1
+    assert "Mon ami est ici." in second
+
+
+def test_the_documents_language_is_marked_as_the_translations(words):
+    with pikepdf.open(io.BytesIO(document())) as pdf:
+        pdf.Root.Lang = pikepdf.String("en-GB")
+        marked = io.BytesIO()
+        pdf.save(marked)
+    translated = translate_document_bytes(words, marked.getvalue(), ".pdf", target_lang="fr")
+    with pikepdf.open(io.BytesIO(translated)) as pdf:
+        assert str(pdf.Root.Lang) == "fr"
 
 
 def test_an_owner_password_alone_is_translated_and_a_damaged_xref_is_read_as_readers_do(words, tmp_path):
