@@ -26,6 +26,7 @@ from pdfminer.high_level import extract_pages, extract_text  # noqa: E402
 from pdfminer.layout import LTChar, LTTextContainer  # noqa: E402
 from PIL import Image  # noqa: E402
 from reportlab.lib.utils import ImageReader  # noqa: E402
+from reportlab.pdfbase.pdfmetrics import stringWidth  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
 LEXICON = {
@@ -74,7 +75,10 @@ def document() -> bytes:
     text.setFillColorRGB(0, 0, 0)
     text.textOut(" is there.")
     canvas.drawText(text)
-    canvas.linkURL("https://example.org/", (72, 655, 160, 672))
+    start = 72 + stringWidth("My ", "Times-Roman", 12)
+    canvas.linkURL(
+        "https://example.org/", (start, 656, start + stringWidth("friend", "Times-Roman", 12), 670)
+    )
     canvas.setFont("Times-Roman", 12)
     for k, line in enumerate(WRAPPED):
         canvas.drawString(72, 620 - 14 * k, line)
@@ -179,6 +183,18 @@ def test_bold_italic_and_colour_come_back_on_the_words_they_belong_to(words):
     assert round(chien[0].matrix[5]) == 700 and round(ami[0].matrix[5]) == 660  # on the source's baselines
     assert all(round(char.size) == 12 for char in rouge + chien + ami)
     assert all("Arimo" in char.fontname for char in word_chars(out, "livre"))  # Helvetica: Arimo
+
+
+def test_a_link_moves_with_the_words_aligned_to_its_words(words):
+    out = translate_document_bytes(words, document(), ".pdf")
+    ami, est = word_chars(out, "ami"), word_chars(out, "est là")
+    with pikepdf.open(io.BytesIO(out)) as pdf:
+        link = pdf.pages[0].obj.Annots[0]
+        x0, y0, x1, y1 = (float(v) for v in link.Rect)
+        assert str(link.A.URI) == "https://example.org/"
+        assert len(link.QuadPoints) == 8  # one line
+    assert x0 - 0.01 <= ami[0].x0 and ami[-1].x1 <= x1 + 0.01 < est[0].x0  # around "ami", not "est"
+    assert y0 - 0.01 <= ami[0].y0 and ami[0].y1 <= y1 + 0.01
 
 
 def test_the_translation_is_embedded_subset_fonts_with_a_unicode_map(words):

@@ -13,9 +13,10 @@ spacing, the free space below, smaller type to 70%; past that it still goes in, 
 and paragraph). The text it replaces is taken out of the content stream that drew it (the page's, or a form
 XObject's drawn once): each text-showing operator of a translated paragraph (`Tj`, `TJ`, `'`, `"`) is replaced
 by a `TJ` that moves the text position as far without drawing, so text drawn after it on the same line stays in
-place. Everything else is kept as it was: page count and sizes, pictures, drawings, annotations (links stay where
-they were), form fields, outlines, and the text kept as written (`pdf_reading`: numbers, code, formulas). Given the
-translation's language (`Job.target_lang`), the document's `/Lang` is set to it where it has one.
+place. A link annotation over a paragraph's words is moved around the words aligned to them. Everything else
+is kept as it was: page count and sizes, pictures, drawings, other annotations, form fields, outlines, and the
+text kept as written (`pdf_reading`: numbers, code, formulas). Given the translation's language
+(`Job.target_lang`), the document's `/Lang` is set to it where it has one.
 
 Refused with a `DocumentError`, nothing written: a file that is not a PDF or that pikepdf cannot repair, one that
 needs a password to open, one whose pages have no text (scanned pages: OCR needed) or only invisible text (render
@@ -68,10 +69,11 @@ class Pdf(DocumentFormat):
         done = {
             id(p): _as_written(out) for p, out in zip(paragraphs, translated, strict=True) if out is not None
         }
-        settings, removed = _set(pages, done, operators, job)
+        settings, removed, links = _set(pages, done, operators, job)
         overlay = _overlay(pages, settings) if settings else None
         setting = time.perf_counter()
         _remove_text(pikepdf, pdf, removed)
+        _move_links(pikepdf, pdf, links)
         if overlay is not None:
             _add_overlay(pikepdf, pdf, overlay, sorted(settings))
         if job.target_lang and "/Lang" in pdf.Root:
@@ -86,12 +88,14 @@ class Pdf(DocumentFormat):
         return out.getvalue()
 
 
-def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple[dict, dict]:
+def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple[dict, dict, dict]:
     """Each translated paragraph fitted on its page (`done`: the paragraph's id -> its translation), in reading
-    order: the settings of each page with any, and the operators to take out ((page, stream) -> rank -> TJ
-    advance). A paragraph squeezed past 70% is named in `Job.warnings`."""
+    order: the settings of each page with any, the operators to take out ((page, stream) -> rank -> TJ
+    advance), and where each link's words went (page -> link -> a box per line). A paragraph squeezed past 70%
+    is named in `Job.warnings`."""
     settings: dict[int, list] = defaultdict(list)
     removed: dict[tuple, dict[int, float]] = defaultdict(dict)
+    links: dict[int, dict] = defaultdict(dict)
     for number, page in enumerate(pages):
         obstacles = page.obstacles + [p.box for p in page.paragraphs]
         for k, paragraph in enumerate(page.paragraphs):
@@ -106,7 +110,9 @@ def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple
                 )
             for page_number, stream, rank in paragraph.operators:
                 removed[page_number, stream][rank] = operators.shown[page_number, stream][rank][1]
-    return settings, removed
+            for link, boxes in setting.links().items():
+                links[number].setdefault(link, []).extend(boxes)
+    return settings, removed, links
 
 
 def _warn(job: Job, message: str) -> None:
@@ -117,13 +123,16 @@ def _warn(job: Job, message: str) -> None:
         job.warnings.append(message)
 
 
-def _as_written(out: list[Out]) -> list[Out]:
+def _as_written(out: list[Out], written: set | None = None) -> list[Out]:
     """A paragraph's translation with each code run as it was written, where the first of its words went (its
-    spacing kept); every piece's style a `Look`."""
-    written, pieces = set(), []
+    spacing kept), inside links too; every piece's style a `Look`."""
+    written = set() if written is None else written
+    pieces = []
     for piece in out:
         style = piece.style
-        if isinstance(style, Code):
+        if piece.container is not None:
+            pieces.append(Out(container=piece.container, pieces=_as_written(piece.pieces, written)))
+        elif isinstance(style, Code):
             text = piece.text
             lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
             pieces.append(Out(lead + ("" if style in written else style.text) + trail, style.look))
@@ -136,7 +145,7 @@ def _as_written(out: list[Out]) -> list[Out]:
 def _weight(style: Look | Code) -> int:
     """How much formatting a run has: a space between runs goes with the plainer one."""
     look = style.look if isinstance(style, Code) else style
-    return look.bold + look.italic + (look.family == "mono") + (look.color not in ((0.0,), (0.0, 0.0, 0.0)))
+    return look.bold + look.italic + (look.family == "mono") + (look.color != (0.0,))
 
 
 def _open(pikepdf, data: bytes, limit: int):
@@ -283,6 +292,27 @@ def _remove_text(pikepdf, pdf, removed: dict[tuple, dict[int, float]]) -> None:
             pdf.pages[number].obj.Contents = pdf.make_stream(content)
         else:
             target.write(content)
+
+
+def _move_links(pikepdf, pdf, links: dict[int, dict]) -> None:
+    """Each link annotation whose words were translated moved to where they are now: its rectangle around them,
+    a quadrilateral per line (`/QuadPoints`, which readers click and highlight by)."""
+    for number, moved in links.items():
+        page = pdf.pages[number]
+        x, y = float(page.mediabox[0]), float(page.mediabox[1])
+        for link, boxes in moved.items():
+            boxes = [(x0 + x, y0 + y, x1 + x, y1 + y) for x0, y0, x1, y1 in boxes]
+            annotation = page.obj.Annots[link.index]
+            annotation.Rect = pikepdf.Array(
+                [
+                    min(b[0] for b in boxes),
+                    min(b[1] for b in boxes),
+                    max(b[2] for b in boxes),
+                    max(b[3] for b in boxes),
+                ]
+            )
+            quads = [v for x0, y0, x1, y1 in boxes for v in (x0, y1, x1, y1, x0, y0, x1, y0)]
+            annotation.QuadPoints = pikepdf.Array(quads)
 
 
 def _overlay(pages: list[Page], settings: dict[int, list]) -> bytes:

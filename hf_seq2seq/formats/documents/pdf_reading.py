@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import groupby
 
 from hf_seq2seq.formats.documents.base import has_words
 from hf_seq2seq.formats.documents.runs import Piece
@@ -70,6 +71,19 @@ class Code:
 
     look: Look
     text: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link annotation of a page: its rank in the page's /Annots and its rectangle (in pdfminer's space); a
+    `runs` container, moved with the words aligned to its words."""
+
+    index: int
+    rect: tuple[float, float, float, float]
+
+    def holds(self, x: float, y: float) -> bool:
+        x0, y0, x1, y1 = self.rect
+        return x0 - 1 <= x <= x1 + 1 and y0 - 1 <= y <= y1 + 1
 
 
 @dataclass
@@ -134,6 +148,7 @@ class Page:
     obstacles: list[tuple[float, float, float, float]] = field(default_factory=list)
     invisible: int = 0
     images: int = 0
+    links: list[Link] = field(default_factory=list)
 
     @property
     def left(self) -> float:
@@ -180,6 +195,7 @@ def read_pages(data: bytes, covered) -> tuple[list[Page], Operators]:
         layout = device.get_result()
         page = Page(layout.width, layout.height, obstacles=device.obstacles)
         page.invisible, page.images = device.invisible, device.images
+        page.links = _links(pdf_page)
         page.paragraphs = [p for lines in _blocks(layout) for p in _paragraphs(lines, number)]
         pages.append(page)
     words = Counter(
@@ -190,8 +206,28 @@ def read_pages(data: bytes, covered) -> tuple[list[Page], Operators]:
     for page in pages:
         for paragraph in page.paragraphs:
             paragraph.kept = _kept(paragraph, covered, code)
-            paragraph.pieces = _pieces(paragraph, words, code)
+            paragraph.pieces = _pieces(paragraph, words, code, page.links)
     return pages, operators
+
+
+def _links(pdf_page) -> list[Link]:
+    """The link annotations of a pdfminer page, their rectangles moved as its content is (by the media box's
+    corner)."""
+    from pdfminer.pdftypes import resolve1
+    from pdfminer.psparser import LIT
+
+    x, y = pdf_page.mediabox[:2]
+    links = []
+    for index, annotation in enumerate(resolve1(pdf_page.annots) or []):
+        annotation = resolve1(annotation)
+        if not isinstance(annotation, dict) or resolve1(annotation.get("Subtype")) is not LIT("Link"):
+            continue
+        try:
+            x0, y0, x1, y1 = (float(resolve1(v)) for v in resolve1(annotation.get("Rect")))
+        except (TypeError, ValueError):
+            continue
+        links.append(Link(index, (min(x0, x1) - x, min(y0, y1) - y, max(x0, x1) - x, max(y0, y1) - y)))
+    return links
 
 
 def _interpreter(base, operators: Operators):
@@ -283,15 +319,21 @@ def _look(font, size: float, color) -> Look:
 
 
 def _color(color) -> tuple[float, ...]:
-    """A fill colour as gray, RGB or CMYK components (black for patterns and colour spaces of other sizes)."""
+    """A fill colour as gray, RGB or CMYK components (black for patterns and colour spaces of other sizes), a
+    gray written in RGB or CMYK as gray."""
     if isinstance(color, int | float):
         color = (color,)
     if not isinstance(color, list | tuple) or len(color) not in (1, 3, 4):
         return (0.0,)
     try:
-        return tuple(min(max(float(c), 0.0), 1.0) for c in color)
+        color = tuple(min(max(float(c), 0.0), 1.0) for c in color)
     except (TypeError, ValueError):
         return (0.0,)
+    if len(color) == 3 and color[0] == color[1] == color[2]:  # a gray as RGB: the same look
+        return color[:1]
+    if len(color) == 4 and color[:3] == (0.0, 0.0, 0.0):  # a gray as CMYK
+        return (1.0 - color[3],)
+    return color
 
 
 def _boxes(item):
@@ -440,13 +482,14 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
     return None
 
 
-def _pieces(paragraph: Paragraph, words: Counter, code: bool) -> list[Piece]:
+def _pieces(paragraph: Paragraph, words: Counter, code: bool, links: list[Link]) -> list[Piece]:
     """The paragraph's text as runs of one look: its lines joined with a space, or without one after a word
-    broken at a hyphen (`_joins`); with `code`, each monospace run a `Code`."""
-    chars: list[tuple[str, Look]] = []
+    broken at a hyphen (`_joins`); with `code`, each monospace run a `Code`; the runs under a link's rectangle
+    in a container of it (`runs` puts the link around the target words aligned to its words)."""
+    chars: list[tuple[str, Look, Link | None]] = []
     marked = LIST_ITEM.match(paragraph.lines[0].text)
     for k, line in enumerate(paragraph.lines):
-        line_chars = [(char[0], char[1]) for char in line.chars]
+        line_chars = [(char[0], char[1], _link(char[5], links)) for char in line.chars]
         if k == 0 and marked and len(line.chars) > marked.end() and line.chars[0][5] is not None:
             mark, first = line.chars[0], line.chars[marked.end()]
             paragraph.marker = (mark[5].x0, marked.group().strip(), mark[1])
@@ -454,13 +497,25 @@ def _pieces(paragraph: Paragraph, words: Counter, code: bool) -> list[Piece]:
             if first[5] is not None:
                 line.x0 = first[5].x0  # the text starts after the mark
         if k:
-            text_before = "".join(c for c, _ in chars)
-            joined = _joins(text_before, line.text, words)
+            joined = _joins("".join(c for c, *_ in chars), line.text, words)
             if joined == "drop":
                 chars.pop()
             elif joined == "space":
-                chars.append((" ", chars[-1][1]))
+                chars.append((" ", chars[-1][1], None))
         chars += line_chars
+    for k, (char, look, link) in enumerate(chars):  # a space inside a link's words is the link's
+        if char.isspace():
+            after = next((c[2] for c in chars[k + 1 :] if not c[0].isspace()), None)
+            chars[k] = (char, look, link or (after if k and chars[k - 1][2] == after else None))
+    pieces: list[Piece] = []
+    for link, group in groupby(chars, key=lambda c: c[2]):
+        runs = _runs([(char, look) for char, look, _ in group], code)
+        pieces += runs if link is None else [Piece(container=link, pieces=tuple(runs))]
+    return pieces
+
+
+def _runs(chars: list[tuple[str, Look]], code: bool) -> list[Piece]:
+    """Characters as runs of one look (a space takes the look before it); with `code`, monospace ones `Code`."""
     pieces: list[Piece] = []
     text, look = "", None
     for char, char_look in chars:
@@ -478,6 +533,14 @@ def _pieces(paragraph: Paragraph, words: Counter, code: bool) -> list[Piece]:
             for p in pieces
         ]
     return pieces
+
+
+def _link(char, links: list[Link]) -> Link | None:
+    """The link whose rectangle holds a character's middle."""
+    if char is None:
+        return None
+    x, y = (char.x0 + char.x1) / 2, (char.y0 + char.y1) / 2
+    return next((link for link in links if link.holds(x, y)), None)
 
 
 BROKEN = re.compile(r"(\w+)[-\u00ad\u2010]$")

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from importlib import resources
 
-from hf_seq2seq.formats.documents.pdf_reading import Look, Paragraph
+from hf_seq2seq.formats.documents.pdf_reading import Link, Look, Paragraph
 from hf_seq2seq.formats.documents.runs import Out
 
 FAMILIES = {"serif": "Tinos", "sans": "Arimo", "mono": "Cousine"}
@@ -72,22 +72,38 @@ def width(text: str, look: Look, scale: float) -> float:
 
 @dataclass
 class Setting:
-    """A paragraph as set: each line's baseline and its words' stretches (x, text, look) at `scale` of their
-    size; the box it takes; whether it was squeezed past 70% to fit."""
+    """A paragraph as set: each line's baseline and its words' stretches (x, text, look, the link they are
+    part of) at `scale` of their size; the box it takes; whether it was squeezed past 70% to fit."""
 
-    lines: list[tuple[float, list[tuple[float, str, Look]]]]
+    lines: list[tuple[float, list[tuple[float, str, Look, Link | None]]]]
     scale: float
     box: tuple[float, float, float, float]
     squeezed: bool = False
 
+    def links(self) -> dict[Link, list[tuple[float, float, float, float]]]:
+        """Where each link's words are now: a box per line."""
+        boxes: dict[Link, list[tuple[float, float, float, float]]] = {}
+        for baseline, stretches in self.lines:
+            for x, text, look, link in stretches:
+                if link is None:
+                    continue
+                size = look.size * self.scale
+                box = (x, baseline - 0.25 * size, x + width(text, look, self.scale), baseline + 0.9 * size)
+                line = boxes.setdefault(link, [])
+                if line and abs(line[-1][1] - box[1]) < 0.01:  # the same line: one box
+                    line[-1] = (min(line[-1][0], box[0]), box[1], max(line[-1][2], box[2]), box[3])
+                else:
+                    line.append(box)
+        return boxes
+
 
 @dataclass
 class _Word:
-    parts: list[tuple[str, Look]]
-    space: Look | None  # the look of the space before it (None: none)
+    parts: list[tuple[str, Look, Link | None]]
+    space: tuple[Look, Link | None] | None  # the look and link of the space before it (None: none)
 
     def width(self, scale: float) -> float:
-        return sum(width(text, look, scale) for text, look in self.parts)
+        return sum(width(text, look, scale) for text, look, _ in self.parts)
 
 
 def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
@@ -186,36 +202,38 @@ def _alignment(paragraph: Paragraph, page) -> str:
 
 
 def _words(out: list[Out]) -> list[_Word]:
-    """The translation's words, each in stretches of one look, and the look of the space before each."""
+    """The translation's words, each in stretches of one look, and the look of the space before each; each
+    with the link it is part of."""
     words: list[_Word] = []
     current: _Word | None = None
-    space: Look | None = None
-    for piece in _flat(out):
-        for token in re.split(r"(\s+)", piece.text):
+    space: tuple[Look, Link | None] | None = None
+    for text, look, link in _flat(out, None):
+        for token in re.split(r"(\s+)", text):
             if not token:
                 continue
             if token.isspace():
                 if current is not None:
                     words.append(current)
                     current = None
-                space = piece.style
+                space = (look, link)
             elif current is None:
-                current = _Word([(token, piece.style)], space if words else None)
+                current = _Word([(token, look, link)], space if words else None)
                 space = None
             else:
-                current.parts.append((token, piece.style))
+                current.parts.append((token, look, link))
     if current is not None:
         words.append(current)
     return words
 
 
-def _flat(out: list[Out]) -> list[Out]:
+def _flat(out: list[Out], link: Link | None) -> list[tuple[str, Look, Link | None]]:
+    """The pieces' text in order, each with its look and the link around it."""
     flat = []
     for piece in out:
         if piece.container is not None:
-            flat += _flat(piece.pieces)
+            flat += _flat(piece.pieces, piece.container)
         elif piece.text:
-            flat.append(piece)
+            flat.append((piece.text, piece.style, link))
     return flat
 
 
@@ -226,7 +244,7 @@ def _wrap(words: list[_Word], scale: float, first: float, rest: float) -> list[l
     for word in words:
         room = first if len(lines) == 1 else rest
         size = word.width(scale)
-        gap = width(" ", word.space, scale) if word.space and lines[-1] else 0.0
+        gap = width(" ", word.space[0], scale) if word.space and lines[-1] else 0.0
         if lines[-1] and used + gap + size > room + 0.01:
             lines.append([word])
             used = size
@@ -247,7 +265,7 @@ def _place(wrapped, first: float, lead: float, scale: float, edges, align: str, 
     for k, line in enumerate(wrapped):
         left = start if k == 0 else rest
         widths = [word.width(scale) for word in line]
-        gaps = [width(" ", word.space, scale) if word.space and j else 0.0 for j, word in enumerate(line)]
+        gaps = [width(" ", word.space[0], scale) if word.space and j else 0.0 for j, word in enumerate(line)]
         natural = sum(widths) + sum(gaps)
         extra = 0.0
         x = left
@@ -257,32 +275,34 @@ def _place(wrapped, first: float, lead: float, scale: float, edges, align: str, 
             x = right - natural
         elif align == "justify" and k < len(wrapped) - 1 and len(line) > 1:
             extra = (right - left - natural) / (len(line) - 1)
-        stretches: list[tuple[float, str, Look]] = []  # spaces written as characters: the text reads as words
+        stretches: list[tuple[float, str, Look, Link | None]] = []  # spaces written: the text reads as words
         for j, word in enumerate(line):
             if gaps[j]:
-                stretches.append((x, " ", word.space))
+                stretches.append((x, " ", *word.space))
                 x += gaps[j]
             x += extra if j else 0.0
-            for text, look in word.parts:
-                stretches.append((x, text, look))
+            for text, look, link in word.parts:
+                stretches.append((x, text, look, link))
                 x += width(text, look, scale)
         stretches = _merged(stretches, scale)
         if k == 0 and marker is not None:
-            stretches.insert(0, marker)
+            stretches.insert(0, (*marker, None))
         lines.append((first - k * lead, stretches))
     return Setting(lines, scale, (0, 0, 0, 0))
 
 
-def _merged(stretches: list[tuple[float, str, Look]], scale: float) -> list[tuple[float, str, Look]]:
-    """Stretches of one look that follow each other without a gap written as one."""
-    merged: list[tuple[float, str, Look]] = []
-    for x, text, look in stretches:
+def _merged(stretches: list, scale: float) -> list:
+    """Stretches of one look and link that follow each other without a gap written as one."""
+    merged: list = []
+    for x, text, look, link in stretches:
         if merged:
-            start, before, previous = merged[-1]
-            if previous == look and abs(start + width(before, look, scale) - x) < 0.01:
-                merged[-1] = (start, before + text, look)
+            start, before, previous, previous_link = merged[-1]
+            if (previous, previous_link) == (look, link) and abs(
+                start + width(before, look, scale) - x
+            ) < 0.01:
+                merged[-1] = (start, before + text, look, link)
                 continue
-        merged.append((x, text, look))
+        merged.append((x, text, look, link))
     return merged
 
 
@@ -290,7 +310,7 @@ def draw(canvas, settings: list[Setting]) -> None:
     """The settings' text drawn on the canvas's current page."""
     for setting in settings:
         for baseline, stretches in setting.lines:
-            for x, text, look in stretches:
+            for x, text, look, _ in stretches:
                 name = font(look)[0]
                 color = look.color
                 if len(color) == 1:
