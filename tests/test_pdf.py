@@ -309,8 +309,9 @@ def without_unicode_map() -> bytes:
     )  # fmt: skip
     glyphs = pikepdf.Dictionary(
         Type=pikepdf.Name.Font, Subtype=pikepdf.Name.CIDFontType2, BaseFont=pikepdf.Name("/Glyphs"), DW=500,
-        CIDSystemInfo=pikepdf.Dictionary(Registry=pikepdf.String("Adobe"), Ordering=pikepdf.String("Identity"), Supplement=0),
-        FontDescriptor=descriptor,
+        FontDescriptor=descriptor, CIDSystemInfo=pikepdf.Dictionary(
+            Registry=pikepdf.String("Adobe"), Ordering=pikepdf.String("Identity"), Supplement=0
+        ),
     )  # fmt: skip
     font = pdf.make_indirect(
         pikepdf.Dictionary(

@@ -121,8 +121,8 @@ def translate_document(
     """Translate the file `input_path` into `output_path` (its format from the input's extension, its language
     marked `target_lang` and plain text read as `translate_document_bytes` does; a file of one's own, whose
     markup may unpack to `base.UNPACKED_LIMIT` rather than `base.MARKUP_LIMIT`: a long book; its warnings appended
-    to `warnings`), written to a temporary file in the output's folder and moved into place whole; returns the output path. Refuses to write
-    over the input."""
+    to `warnings`), written to a temporary file in the output's folder and moved into place whole; returns the
+    output path. Refuses to write over the input."""
     source, output = Path(input_path), Path(output_path)
     kind = document_format(source.suffix)
     try:

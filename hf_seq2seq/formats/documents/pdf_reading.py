@@ -11,9 +11,10 @@ where the document writes the word with it elsewhere), read as `runs.Piece`s of 
 
 A monospace run inside a paragraph is code (`Code`), which comes back as written; a paragraph is kept as
 written, and says why (`Paragraph.kept`), where it has no letter, is code (all its letters monospace; where most
-of the document's text is monospace, a typewritten page, it is the body's type and not code), a formula (most in a symbol font), has characters without a Unicode map or that the fonts the
-translation is set in lack, is not set upright, or shares an operator with text kept so (taking the operator out
-would take that text too). Text drawn invisibly (render mode 3, an OCR layer) is counted, not read.
+of the document's text is monospace, a typewritten page, it is the body's type and not code), a formula (most
+in a symbol font), has characters without a Unicode map or that the fonts the translation is set in lack, is not
+set upright, or shares an operator with text kept so (taking the operator out would take that text too: set
+by `pdf`). Text drawn invisibly (render mode 3, an OCR layer) is counted, not read.
 """
 
 from __future__ import annotations
