@@ -164,9 +164,10 @@ def _open(pikepdf, data: bytes, limit: int):
     try:
         for page in pdf.pages:
             contents = page.obj.get("/Contents")
-            streams = (
-                list(contents) if isinstance(contents, pikepdf.Array) else [contents] if contents else []
-            )
+            if isinstance(contents, pikepdf.Array):
+                streams = list(contents)
+            else:
+                streams = [] if contents is None else [contents]
             forms = page.resources.get("/XObject", {})
             streams += [form for _, form in forms.items() if form.get("/Subtype") == "/Form"]
             for stream in streams:

@@ -238,8 +238,8 @@ def _interpreter(base, operators: Operators):
         page: int = 0
         stream = None  # None: the page's content; a form XObject's object number
 
-        def subinterp(self):
-            nested = super().subinterp()
+        def dup(self):  # the interpreter of a form XObject
+            nested = super().dup()
             nested.page, nested.stream = self.page, False  # set by render_contents
             return nested
 
