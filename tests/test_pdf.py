@@ -172,6 +172,19 @@ def test_paragraphs_and_not_lines_are_translated_and_headers_footers_and_numbers
     assert not any(sentence.strip() == "1" or CODE in sentence for sentence in sent)  # kept as written
 
 
+def test_a_typeset_ligature_reaches_the_model_as_its_letters(words):
+    from hf_seq2seq.formats.documents.pdf_reading import Look
+    from hf_seq2seq.formats.documents.pdf_setting import font
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont(font(Look("serif", False, False, 12, (0.0,)))[0], 12)  # Tinos, which has the ligature
+    canvas.drawString(72, 700, "The \ufb01eld of the book.")
+    canvas.save()
+    translate_document_bytes(words, out.getvalue(), ".pdf")
+    assert words.calls == [["The field of the book."]]
+
+
 def test_bold_italic_and_colour_come_back_on_the_words_they_belong_to(words):
     out = translate_document_bytes(words, document(), ".pdf")
     rouge, chien, ami, voit = (word_chars(out, w) for w in ("rouge", "chien", "ami", "voit"))

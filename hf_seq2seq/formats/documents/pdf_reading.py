@@ -50,6 +50,8 @@ BOLD_FONT = re.compile(rf"bold|black|heavy|semibold|demi|medi(?:um)?\b|-medi|{TE
 ITALIC_FONT = re.compile(rf"ital|oblique|slant|{TEX}(?:ti|sl|mi|itt|sltt|si|bxti|bxsl)\d", re.I)
 LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙·*–-]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s", re.I)
 FINAL = tuple(".!?:;…")
+LIGATURES = {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
+"""Typeset ligatures, which a text extractor reads as one character the model does not know as letters."""
 PUNCTUATION = ".,;:!?()[]\"'“”‘’«»"
 FIXED_PITCH, SERIF, ITALIC, FORCE_BOLD = 1, 1 << 1, 1 << 6, 1 << 18  # a font descriptor's /Flags
 
@@ -490,7 +492,9 @@ def _pieces(paragraph: Paragraph, words: Counter, code: bool, links: list[Link])
     chars: list[tuple[str, Look, Link | None]] = []
     marked = LIST_ITEM.match(paragraph.lines[0].text)
     for k, line in enumerate(paragraph.lines):
-        line_chars = [(char[0], char[1], _link(char[5], links)) for char in line.chars]
+        line_chars = [
+            (LIGATURES.get(char[0], char[0]), char[1], _link(char[5], links)) for char in line.chars
+        ]
         if k == 0 and marked and len(line.chars) > marked.end() and line.chars[0][5] is not None:
             mark, first = line.chars[0], line.chars[marked.end()]
             paragraph.marker = (mark[5].x0, marked.group().strip(), mark[1])
