@@ -12,8 +12,9 @@ indent kept), aligned as the source (left, centred, right, justified), wrapped w
 within the free width of its column). Where the translation does not fit its box it takes, in turn: tighter line
 spacing; the free space below it (down to what is drawn below, text, picture or drawing, overlapping its width,
 else the page's margin); smaller type in steps of 5% down to 70%. Past that it still goes in, smaller until it
-fits, and says so (`Setting.squeezed`). What each paragraph takes becomes an obstacle to the ones set after it,
-so no translated line goes over another or off the page.
+fits (down to 30%: a paragraph that needs less, a long translation in a box a line high, is set at 30% anyway,
+over what is below it), and says so (`Setting.squeezed`). What each paragraph takes becomes an obstacle to the
+ones set after it, so no translated line goes over another or off the page.
 """
 
 from __future__ import annotations
