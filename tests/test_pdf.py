@@ -366,6 +366,17 @@ def test_what_cannot_be_translated_is_refused_with_why_and_nothing_written(words
     assert sorted(path.name for path in tmp_path.iterdir()) == ["in.pdf"]
 
 
+def test_a_scanned_page_among_pages_of_text_is_kept_and_named(words):
+    pages = pikepdf.open(io.BytesIO(document()))
+    pages.pages.extend(pikepdf.open(io.BytesIO(scanned(False))).pages)
+    mixed = io.BytesIO()
+    pages.save(mixed)
+    warnings: list[str] = []
+    translated = translate_document_bytes(words, mixed.getvalue(), ".pdf", warnings=warnings)
+    assert warnings == ["page 3 has no text, only pictures (a scanned page needs OCR): kept as it was"]
+    assert "Mon ami est là." in text_of_page(translated, 0)
+
+
 def test_a_pdf_past_the_servers_limit_is_refused(words, monkeypatch):
     from hf_seq2seq.formats.documents import pdf
 

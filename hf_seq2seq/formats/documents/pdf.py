@@ -10,7 +10,8 @@ paragraphs are read with their runs (`pdf_reading`), translated in one batched c
 (`runs.translate_paragraphs`: bold, italic, monospace, colour and size changes come back on the words they
 belong to), and each is set in its own box on a layer of text drawn over its page (`pdf_setting`: tighter
 spacing, the free space below, smaller type to 70%; past that it still goes in, and `Job.warnings` names the page
-and paragraph). The text it replaces is taken out of the content stream that drew it (the page's, or a form
+and paragraph; a page with pictures and no text, a scanned page among pages of text, is kept as it was and named
+likewise). The text it replaces is taken out of the content stream that drew it (the page's, or a form
 XObject's drawn once): each text-showing operator of a translated paragraph (`Tj`, `TJ`, `'`, `"`) is replaced
 by a `TJ` that moves the text position as far without drawing, so text drawn after it on the same line stays in
 place. A link annotation over a paragraph's words is moved around the words aligned to them. Everything else
@@ -32,7 +33,14 @@ import logging
 import time
 from collections import defaultdict
 
-from hf_seq2seq.formats.documents.base import MARKUP_LIMIT, DocumentError, DocumentFormat, Job, require
+from hf_seq2seq.formats.documents.base import (
+    MARKUP_LIMIT,
+    DocumentError,
+    DocumentFormat,
+    Job,
+    has_words,
+    require,
+)
 from hf_seq2seq.formats.documents.pdf_reading import Code, Look, Operators, Page, read_pages
 from hf_seq2seq.formats.documents.pdf_setting import covered, draw, fit
 from hf_seq2seq.formats.documents.runs import Out, translate_paragraphs
@@ -61,6 +69,12 @@ class Pdf(DocumentFormat):
             raise DocumentError(f"a damaged PDF whose pages cannot be read: {error!r}") from None
         pdf = pikepdf.open(io.BytesIO(plain))
         _refuse_without_text(pages)
+        for number, page in enumerate(pages):
+            if page.images and not any(has_words(p.text) for p in page.paragraphs):
+                _warn(
+                    job,
+                    f"page {number + 1} has no text, only pictures (a scanned page needs OCR): kept as it was",
+                )
         _keep_unmatched(pikepdf, pdf, pages, operators)
         paragraphs = [p for page in pages for p in page.paragraphs if p.kept is None]
         read = time.perf_counter()
