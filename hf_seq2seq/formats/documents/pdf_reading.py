@@ -158,6 +158,11 @@ class Page:
         """Where its leftmost text starts."""
         return min((paragraph.box[0] for paragraph in self.paragraphs), default=0.0)
 
+    @property
+    def right(self) -> float:
+        """Where its rightmost text ends."""
+        return max((paragraph.box[2] for paragraph in self.paragraphs), default=self.width)
+
 
 @dataclass
 class Operators:

@@ -137,7 +137,7 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
             start = rest = middle - half
             right = middle + half
         elif align == "right":
-            start = rest = min(left, x0)
+            start, rest, right = min(left, x0), min(left, x0), x1
     pitch = _pitch(paragraph)
     tight = max(1.02 * size, 0.9 * pitch)
     above = y1 - lines[0].baseline  # the ascent of its first line
@@ -184,11 +184,16 @@ def _pitch(paragraph: Paragraph) -> float:
 
 def _alignment(paragraph: Paragraph, page) -> str:
     """How the source's lines are aligned: "left", "center", "right" or "justify" (a line alone: centred when
-    it stands in the middle of the page, away from the left margin; else left)."""
+    it stands in the middle of the page, right when it ends at the right margin, away from the left one; else
+    left)."""
     lines = paragraph.lines
     if len(lines) == 1:
         middle = (lines[0].x0 + lines[0].x1) / 2
-        return "center" if abs(middle - page.width / 2) < 3 and lines[0].x0 > page.left + 20 else "left"
+        if lines[0].x0 < page.left + 20:
+            return "left"
+        if abs(middle - page.width / 2) < 3:
+            return "center"
+        return "right" if abs(lines[0].x1 - page.right) < 2 else "left"
     lefts = [line.x0 for line in lines[1:]]
     rights = [line.x1 for line in lines]
     middles = [(line.x0 + line.x1) / 2 for line in lines]
