@@ -354,7 +354,10 @@ def encrypted() -> bytes:
         (lambda: scanned(False), r"scanned images without a text layer: it needs OCR"),
         (lambda: scanned(True), r"only invisible OCR text \(render mode 3\).*needs OCR into visible text"),
         (without_unicode_map, r"no Unicode map"),
-        (lambda: b"%PDF-1.4 not really", r"not a PDF file, or a damaged one"),
+        (
+            lambda: b"%PDF-1.4 not really",
+            r"^not a PDF file, or a damaged one that cannot be repaired: unable to find",
+        ),
     ],
     ids=["password", "scanned", "invisible-text", "no-unicode-map", "not-a-pdf"],
 )

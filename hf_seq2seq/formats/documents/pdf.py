@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import time
 from collections import defaultdict
 
@@ -173,7 +174,9 @@ def _open(pikepdf, data: bytes, limit: int):
             "restricts printing or copying is translated)"
         ) from None
     except pikepdf.PdfError as error:
-        raise DocumentError(f"not a PDF file, or a damaged one that cannot be repaired: {error}") from None
+        raise DocumentError(
+            f"not a PDF file, or a damaged one that cannot be repaired: {_reason(error)}"
+        ) from None
     size = 0
     try:
         for page in pdf.pages:
@@ -192,8 +195,13 @@ def _open(pikepdf, data: bytes, limit: int):
                         "than a document sent here may hold, or a compression bomb)"
                     )
     except pikepdf.PdfError as error:
-        raise DocumentError(f"a damaged PDF that cannot be read: {error}") from None
+        raise DocumentError(f"a damaged PDF that cannot be read: {_reason(error)}") from None
     return pdf
+
+
+def _reason(error: Exception) -> str:
+    """qpdf's message without the name of the stream it read (`stream <_io.BytesIO object at 0x...>: `)."""
+    return re.sub(r"^stream <[^>]*>:\s*", "", str(error))
 
 
 def _plain(pdf) -> bytes:
