@@ -251,15 +251,21 @@ def test_a_paragraph_that_does_not_fit_is_set_smaller_and_named():
     assert "Bonjour" in text_of(translated)  # the next cell translated in its place
 
 
-def test_text_in_a_form_xobject_is_translated_unless_the_form_is_drawn_more_than_once(words):
-    """A form drawn once (a generator's page wrapped in one) is the page's text; one drawn on every page (a
-    letterhead) would change everywhere it is drawn: kept."""
+def test_text_in_a_form_xobject_is_translated_unless_a_figure_or_drawn_more_than_once(words):
+    """A form drawn once over the page (a generator's page wrapped in one) is the page's text; a small one is a
+    figure, whose labels stay; one drawn on every page (a letterhead) would change everywhere it is drawn: kept."""
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)
     canvas.beginForm("body")
     canvas.setFont("Times-Roman", 12)
     canvas.drawString(72, 700, "The cat is there.")
     canvas.endForm()
+    canvas.beginForm("chart", 300, 300, 500, 400)  # a figure: its labels stay as drawn
+    canvas.rect(310, 310, 180, 80)
+    canvas.setFont("Helvetica", 8)
+    canvas.drawString(320, 320, "The red cat")
+    canvas.endForm()
+    canvas.doForm("chart")
     canvas.beginForm("letterhead")
     canvas.setFont("Helvetica", 9)
     canvas.drawString(72, 760, "The big dog")
@@ -274,6 +280,7 @@ def test_text_in_a_form_xobject_is_translated_unless_the_form_is_drawn_more_than
     translated = translate_document_bytes(words, out.getvalue(), ".pdf")
     first, second = (text_of_page(translated, page) for page in (0, 1))
     assert "Le chat est là." in first and "The cat" not in first
+    assert "The red cat" in first
     assert first.count("The big dog") == 1 and second.count("The big dog") == 1
     assert "Mon ami est ici." in second
 

@@ -10,7 +10,8 @@ where the document writes the word with it elsewhere), read as `runs.Piece`s of 
 (serif, sans, monospace), weight, slant, size and colour.
 
 A monospace run inside a paragraph is code (`Code`), which comes back as written; a paragraph is kept as
-written, and says why (`Paragraph.kept`), where it has no letter, is code (all its letters monospace; where most
+written, and says why (`Paragraph.kept`), where it has no letter, is a figure's (a form XObject drawn over less
+than half the page: a chart's labels), is code (all its letters monospace; where most
 of the document's text is monospace, a typewritten page, it is the body's type and not code), a formula (most
 in a symbol font), has characters without a Unicode map or that the fonts the translation is set in lack, is not
 set upright, or shares an operator with text kept so (taking the operator out would take that text too: set
@@ -113,6 +114,8 @@ class Paragraph:
     lines: list[Line]
     kept: str | None = None
     pieces: list[Piece] = field(default_factory=list)
+    figure: bool = False
+    """Whether it is the text of a figure (a form XObject drawn over less than half the page): kept."""
     marker: tuple[float, str, Look] | None = None
     """A list item's mark (`•`, `2.`, `a)`): where it stands, its text and look; kept as written, the text set
     where it started after it."""
@@ -204,7 +207,7 @@ def read_pages(data: bytes, covered) -> tuple[list[Page], Operators]:
         page = Page(layout.width, layout.height, obstacles=device.obstacles)
         page.invisible, page.images = device.invisible, device.images
         page.links = _links(pdf_page)
-        page.paragraphs = [p for lines in _blocks(layout) for p in _paragraphs(lines, number)]
+        page.paragraphs = [p for lines, figure in _blocks(layout) for p in _paragraphs(lines, number, figure)]
         pages.append(page)
     words = Counter(
         word.strip(PUNCTUATION).lower() for page in pages for p in page.paragraphs for word in p.text.split()
@@ -344,15 +347,17 @@ def _color(color) -> tuple[float, ...]:
     return color
 
 
-def _boxes(item):
-    """The layout's text boxes, those inside figures (form XObjects) included."""
+def _boxes(item, area: float, figure: bool = False):
+    """The layout's text boxes, those inside form XObjects included, each with whether it is a figure's: inside a
+    form XObject drawn over less than half the page's `area` (a chart, a diagram; a form as large as the page is
+    a generator's way of drawing the page)."""
     from pdfminer.layout import LTFigure, LTTextBox
 
     for child in item:
         if isinstance(child, LTTextBox):
-            yield child
+            yield child, figure
         elif isinstance(child, LTFigure):
-            yield from _boxes(child)
+            yield from _boxes(child, area, figure or child.width * child.height < area / 2)
 
 
 def _lines(box) -> list[Line]:
@@ -390,11 +395,13 @@ def _lines(box) -> list[Line]:
     return lines
 
 
-def _blocks(layout) -> list[list[Line]]:
+def _blocks(layout) -> list[tuple[list[Line], bool]]:
     """The lines of each text box, top to bottom; boxes that hold parts of one line joined, and those parts
     made one line. pdfminer cuts a line where a gap is wider than twice its characters' width, which a justified
-    line's spaces after a sentence can be (`type.  It`): parts on one baseline less than an em apart are one."""
-    boxes = [_lines(box) for box in _boxes(layout)]
+    line's spaces after a sentence can be (`type.  It`): parts on one baseline less than an em apart are one.
+    Each block with whether it is a figure's text (`_boxes`)."""
+    found = list(_boxes(layout, layout.width * layout.height))
+    boxes = [_lines(box) for box, _ in found]
     owner = list(range(len(boxes)))
 
     def root(k: int) -> int:
@@ -415,10 +422,12 @@ def _blocks(layout) -> list[list[Line]]:
         ):
             owner[root(j)] = root(k)
     groups: dict[int, list[Line]] = {}
+    figures: dict[int, bool] = {}
     for k, lines in enumerate(boxes):
         groups.setdefault(root(k), []).extend(lines)
+        figures[root(k)] = figures.get(root(k), False) or found[k][1]
     blocks = []
-    for lines in groups.values():
+    for key, lines in groups.items():
         lines.sort(key=lambda line: (-line.baseline, line.x0))
         joined = [lines[0]] if lines else []
         for line in lines[1:]:
@@ -432,11 +441,11 @@ def _blocks(layout) -> list[list[Line]]:
             else:
                 joined.append(line)
         if joined:
-            blocks.append(joined)
+            blocks.append((joined, figures[key]))
     return blocks
 
 
-def _paragraphs(lines: list[Line], page: int) -> list[Paragraph]:
+def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
     """A text box's lines cut into paragraphs (the module docstring)."""
     pitches = [a.baseline - b.baseline for a, b in zip(lines, lines[1:], strict=False)]
     pitch = sorted(pitches)[len(pitches) // 2] if pitches else 0
@@ -457,7 +466,7 @@ def _paragraphs(lines: list[Line], page: int) -> list[Paragraph]:
             paragraphs.append([line])
         else:
             paragraphs[-1].append(line)
-    return [Paragraph(page, group) for group in paragraphs]
+    return [Paragraph(page, group, figure=figure) for group in paragraphs]
 
 
 def _main_size(line: Line) -> float:
@@ -479,6 +488,8 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
         return "characters without a Unicode map"
     if not has_words(text):
         return "no words"
+    if paragraph.figure:
+        return "a figure's text"
     if code and all(char[1].family == "mono" for char in letters):
         return "code"
     if sum(char[3] for char in chars if not char[0].isspace()) * 2 > len(text.replace(" ", "")):
