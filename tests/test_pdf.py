@@ -9,6 +9,7 @@ back with pdfminer.six."""
 
 import io
 import re
+import sys
 
 import pytest
 from helpers import WordTranslator
@@ -396,7 +397,7 @@ def test_a_pdf_past_the_servers_limit_is_refused(words, monkeypatch):
 
 
 def test_without_the_extra_one_line_names_it(words, monkeypatch, memorising_folder, tmp_path):
-    monkeypatch.setitem(__import__("sys").modules, "pikepdf", None)
+    monkeypatch.setitem(sys.modules, "pikepdf", None)  # `import pikepdf` now fails
     with pytest.raises(ImportError, match=r'needs pikepdf: pip install "hf_seq2seq\[pdf\]"'):
         translate_document_bytes(words, document(), ".pdf")
     source = tmp_path / "in.pdf"
