@@ -9,7 +9,7 @@ so the translation is text a reader can search and copy, accents included.
 
 Fit: a paragraph is set from where its first line was, each line starting where the source's did (a first line's
 indent kept), aligned as the source (left, centred, right, justified), wrapped within its width (a line alone:
-within the free width of its column). Where the translation does not fit its box it takes, in turn: tighter line
+within the free width of its column, up to what is beside it, else the edges of the text above and below it). Where the translation does not fit its box it takes, in turn: tighter line
 spacing; the free space below it (down to what is drawn below, text, picture or drawing, overlapping its width,
 else the page's margin); smaller type in steps of 5% down to 70%. Past that it still goes in, smaller until it
 fits (down to 30%: a paragraph that needs less, a long translation in a box a line high, is set at 30% anyway,
@@ -35,7 +35,7 @@ PAST = tuple(round(0.65 - 0.05 * k, 2) for k in range(8))
 GAP = 1.0
 """Points kept between a paragraph and what is drawn next to it."""
 MARGIN = 0.05
-"""The share of the page's height and width kept as a margin where nothing below or beside a paragraph stops it."""
+"""The share of the page's height kept as a margin where nothing below a paragraph stops it."""
 
 _lock = threading.Lock()
 _fonts: dict[tuple[str, bool, bool], tuple[str, object]] = {}
@@ -126,10 +126,11 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
     right = x1
     if len(lines) == 1:  # a line alone may take the free width of its column
         beside = [o for o in others if o[1] < y1 - 1 and o[3] > y0 + 1]
-        right = min(
-            [o[0] - GAP for o in beside if o[0] >= x1 - 1], default=max(x1, page.width * (1 - MARGIN))
-        )
-        left = max([o[2] + GAP for o in beside if o[2] <= x0 + 1], default=min(x0, page.width * MARGIN))
+        column = [
+            p.box for p in page.paragraphs if p.box[0] < x1 and p.box[2] > x0
+        ]  # text above and below it
+        right = min([o[0] - GAP for o in beside if o[0] >= x1 - 1], default=max(x1, *(b[2] for b in column)))
+        left = max([o[2] + GAP for o in beside if o[2] <= x0 + 1], default=min(x0, *(b[0] for b in column)))
         right = max(right, x1)
         if align == "center":
             middle = (x0 + x1) / 2
