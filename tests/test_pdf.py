@@ -230,6 +230,25 @@ def test_the_translation_is_embedded_subset_fonts_with_a_unicode_map(words):
         )  # subsets
 
 
+def test_a_longer_translation_takes_the_free_space_below_it_in_its_column_before_smaller_type():
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Times-Roman", 12)
+    for k, line in enumerate(("The cat sees the dog and the cat sees", "the book of my friend.")):
+        canvas.drawString(72, 700 - 14 * k, line)  # the left column: nothing below it
+    for k in range(12):
+        canvas.drawString(320, 700 - 14 * k, "Hello world and hello world.")  # the right column
+    canvas.save()
+    engine = WordTranslator(LEXICON | {"cat": "chat très noir et très grand"})
+    warnings: list[str] = []
+    translated = translate_document_bytes(engine, out.getvalue(), ".pdf", warnings=warnings)
+    new = [c for c in chars(translated) if c.get_text().strip() and c.x0 < 300]
+    assert warnings == [] and all(round(c.size) == 12 for c in new)  # no smaller type
+    assert min(round(c.matrix[5]) for c in new) < 686  # more lines than the source's two, below them
+    assert max(c.x1 for c in new) < 300  # in its column
+    assert text_of(translated).count("Bonjour monde et bonjour monde.") == 12
+
+
 def test_a_paragraph_that_does_not_fit_is_set_smaller_and_named():
     """A table cell: its translation, far longer, goes in smaller, within the cell's rules."""
     out = io.BytesIO()
