@@ -211,6 +211,27 @@ def test_a_link_moves_with_the_words_aligned_to_its_words(words):
     assert y0 - 0.01 <= ami[0].y0 and ami[0].y1 <= y1 + 0.01
 
 
+def test_a_superscript_stays_raised(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    text = canvas.beginText(72, 700)
+    text.setFont("Times-Roman", 12)
+    text.textOut("The book")
+    text.setFont("Times-Roman", 7)
+    text.setRise(5)
+    text.textOut("3")
+    text.setRise(0)
+    text.setFont("Times-Roman", 12)
+    text.textOut(" of my friend is here.")
+    canvas.drawText(text)
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    assert text_of(translated) == "Le book3 de mon ami est ici."  # "book3": a word the test engine knows not
+    mark = word_chars(translated, "3")[0]
+    assert round(mark.matrix[5]) == 705 and round(mark.size) == 7
+    assert round(word_chars(translated, "book")[0].matrix[5]) == 700
+
+
 def test_the_translation_is_embedded_subset_fonts_with_a_unicode_map(words):
     out = translate_document_bytes(words, document(), ".pdf")
     with pikepdf.open(io.BytesIO(out)) as pdf:

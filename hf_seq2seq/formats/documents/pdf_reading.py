@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 
 from hf_seq2seq.formats.documents.base import has_words
@@ -66,6 +66,7 @@ class Look:
     italic: bool
     size: float
     color: tuple[float, ...]  # gray (1), RGB (3) or CMYK (4) components
+    rise: float = 0.0  # how far above its line's baseline (below: negative): a superscript, a subscript
 
 
 @dataclass(frozen=True, eq=False)
@@ -297,6 +298,7 @@ def _device(base):
             char.symbol = bool(SYMBOL_FONT.search((font.fontname or "").split("+")[-1]))
             char.mapped = not char.get_text().startswith("(cid:")
             char.straight = matrix[1] == 0 and matrix[2] == 0 and matrix[0] > 0 and matrix[3] > 0
+            char.raised = matrix[5] + rise * matrix[3]  # where it stands, its text rise (Ts) included
             return advance
 
         def render_image(self, name, stream):
@@ -370,25 +372,27 @@ def _lines(box) -> list[Line]:
         for item in text_line:
             if isinstance(item, LTChar) and hasattr(item, "look"):
                 char = (item.get_text(), item.look, item.operator, item.symbol, item.mapped, item)
-                if (
-                    char[0].isspace() and chars and chars[-1][0].isspace()
-                ):  # a space drawn where one was put in
+                if char[0].isspace() and chars and chars[-1][0].isspace():  # drawn where one was put in
                     chars.pop()
                 chars.append(char)
-                baselines.append(item.matrix[5])
-            elif (
-                chars and item.get_text() == " " and not chars[-1][0].isspace()
-            ):  # a space the analysis put in
+                baselines.append(round(item.raised, 1))
+            elif chars and item.get_text() == " " and not chars[-1][0].isspace():  # one the analysis put in
                 chars.append((" ", chars[-1][1], None, False, True, None))
         while chars and chars[-1][0].isspace():
             chars.pop()
         if not chars:
             continue
+        baseline = Counter(baselines).most_common(1)[0][0]
+        for k, char in enumerate(
+            chars
+        ):  # a superscript or subscript: raised or lowered from the line's baseline
+            rise = 0.0 if char[5] is None else round(char[5].raised - baseline, 1)
+            if abs(rise) > 0.15 * char[1].size:
+                chars[k] = (char[0], replace(char[1], rise=rise), *char[2:])
         drawn = [char[5] for char in chars if char[5] is not None]
         lines.append(
             Line(
-                x0=min(c.x0 for c in drawn), x1=max(c.x1 for c in drawn),
-                baseline=Counter(round(b, 1) for b in baselines).most_common(1)[0][0],
+                x0=min(c.x0 for c in drawn), x1=max(c.x1 for c in drawn), baseline=baseline,
                 top=max(c.y1 for c in drawn), bottom=min(c.y0 for c in drawn), chars=chars,
             )
         )  # fmt: skip

@@ -327,4 +327,4 @@ def draw(canvas, settings: list[Setting]) -> None:
                 else:
                     canvas.setFillColorCMYK(*color)
                 canvas.setFont(name, look.size * setting.scale)
-                canvas.drawString(x, baseline, text)
+                canvas.drawString(x, baseline + look.rise * setting.scale, text)
