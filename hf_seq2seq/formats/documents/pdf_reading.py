@@ -3,11 +3,12 @@
 pdfminer's interpreter runs the page's content (form XObjects included) and its layout analysis groups the
 characters into boxes of lines; each character is kept with its font, size, colour, place and the text-showing
 operator that drew it (the stream, the page's or a form XObject's, and the operator's rank in it: what
-`pdf.remove_text` takes out). A box is cut into paragraphs where the line spacing opens, the type size changes,
-a line starts a list item or the code of a monospace line starts or ends, and after a short line that ends a
-sentence. A paragraph's lines are one text (a word broken at a hyphen over a line end joined, the hyphen kept
-where the document writes the word with it elsewhere), read as `runs.Piece`s of one `Look` each: its family
-(serif, sans, monospace), weight, slant, size and colour.
+`pdf._remove_text` takes out). A box is cut into paragraphs where the line spacing opens (past 1.3 times its
+tightest), the type size changes, a line ends short of the box's right edge although the next line's first word
+would have fitted on it, a line starts a list item, the code of a monospace line starts or ends, and after a
+short line that ends a sentence. A paragraph's lines are one text (a word broken at a hyphen over a line end
+joined, the hyphen kept where the document writes the word with it elsewhere), read as `runs.Piece`s of one
+`Look` each: its family (serif, sans, monospace), weight, slant, size, colour and rise.
 
 A monospace run inside a paragraph is code (`Code`), which comes back as written; a paragraph is kept as
 written, and says why (`Paragraph.kept`), where it has no letter, is a figure's (a form XObject drawn over less
@@ -451,8 +452,10 @@ def _blocks(layout) -> list[tuple[list[Line], bool]]:
 
 def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
     """A text box's lines cut into paragraphs (the module docstring)."""
+    # the box's leading: its tightest line spacing (within a paragraph), lines that overlap aside
     pitches = [a.baseline - b.baseline for a, b in zip(lines, lines[1:], strict=False)]
-    pitch = sorted(pitches)[len(pitches) // 2] if pitches else 0
+    sizes = [min(_main_size(a), _main_size(b)) for a, b in zip(lines, lines[1:], strict=False)]
+    pitch = min((p for p, size in zip(pitches, sizes, strict=True) if p >= 0.9 * size), default=0)
     width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
     right = max(line.x1 for line in lines)
     paragraphs = [[lines[0]]]
@@ -460,17 +463,29 @@ def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
         size_before, size = _main_size(before), _main_size(line)
         text_before = before.text.rstrip()
         new = (
-            before.baseline - line.baseline > 1.4 * pitch + 0.5
+            before.baseline - line.baseline > 1.3 * pitch + 0.5
             or abs(size - size_before) > 0.15 * max(size, size_before)
             or LIST_ITEM.match(line.text)
             or _code(before) != _code(line)
             or (text_before.endswith(FINAL) and before.x1 < right - 0.15 * width)
+            or right - before.x1 > _first_word(line) + 0.5 * size  # its first word would have fitted before
         )
         if new:
             paragraphs.append([line])
         else:
             paragraphs[-1].append(line)
     return [Paragraph(page, group, figure=figure) for group in paragraphs]
+
+
+def _first_word(line: Line) -> float:
+    """How wide a line's first word is drawn."""
+    drawn = []
+    for char in line.chars:
+        if char[0].isspace():
+            break
+        if char[5] is not None:
+            drawn.append(char[5])
+    return drawn[-1].x1 - drawn[0].x0 if drawn else 0.0
 
 
 def _main_size(line: Line) -> float:
