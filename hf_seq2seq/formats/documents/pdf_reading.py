@@ -402,7 +402,8 @@ def _lines(box) -> list[Line]:
 
 def _blocks(layout) -> list[tuple[list[Line], bool]]:
     """The lines of each text box, top to bottom; boxes that hold parts of one line joined, and those parts
-    made one line. pdfminer cuts a line where a gap is wider than twice its characters' width, which a justified
+    made one line, and so are boxes of which one goes on right below the other (pdfminer cuts a list item's
+    second line from its first, whose bullet hangs out). pdfminer cuts a line where a gap is wider than twice its characters' width, which a justified
     line's spaces after a sentence can be (`type.  It`): parts on one baseline less than an em apart are one.
     Each block with whether it is a figure's text (`_boxes`)."""
     found = list(_boxes(layout, layout.width * layout.height))
@@ -426,6 +427,10 @@ def _blocks(layout) -> list[tuple[list[Line], bool]]:
             and abs(_main_size(a) - _main_size(b)) < 1
         ):
             owner[root(j)] = root(k)
+    for k, upper in enumerate(boxes):  # a box that goes on right below another, as its next line would
+        for j, lower in enumerate(boxes):
+            if upper and lower and k != j and _follows(upper[-1], lower[0]):
+                owner[root(j)] = root(k)
     groups: dict[int, list[Line]] = {}
     figures: dict[int, bool] = {}
     for k, lines in enumerate(boxes):
@@ -448,6 +453,18 @@ def _blocks(layout) -> list[tuple[list[Line], bool]]:
         if joined:
             blocks.append((joined, figures[key]))
     return blocks
+
+
+def _follows(upper: Line, lower: Line) -> bool:
+    """Whether `lower` stands where the line after `upper` would: below it at most 1.35 times its size, across
+    the same width, in the same size."""
+    size = _main_size(upper)
+    return (
+        0 < upper.baseline - lower.baseline <= 1.35 * size
+        and lower.x0 < upper.x1
+        and upper.x0 < lower.x1
+        and abs(_main_size(lower) - size) < 0.1 * size
+    )
 
 
 def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
