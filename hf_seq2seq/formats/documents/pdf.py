@@ -67,10 +67,12 @@ class Pdf(DocumentFormat):
         try:
             pages, operators = read_pages(plain, covered)
         except (psparser.PSException, *UNREADABLE) as error:
-            raise DocumentError(f"a damaged PDF whose pages cannot be read: {error!r}") from None
+            raise DocumentError(
+                f"a damaged PDF whose pages cannot be read: {error or type(error).__name__}"
+            ) from None
         pdf = pikepdf.open(io.BytesIO(plain))
         _refuse_without_text(pages)
-        for number, page in enumerate(pages):
+        for number, page in enumerate(pages):  # a scanned page among pages of text
             if page.images and not any(has_words(p.text) for p in page.paragraphs):
                 _warn(
                     job,
