@@ -185,15 +185,21 @@ def _pitch(paragraph: Paragraph) -> float:
 
 def _alignment(paragraph: Paragraph, page) -> str:
     """How the source's lines are aligned: "left", "center", "right" or "justify" (a line alone: centred when
-    it stands in the middle of the page, right when it ends at the right margin, away from the left one; else
-    left)."""
+    it stands in the middle of the page or of its text, or shares its middle with a line that starts elsewhere;
+    right when it ends at the right margin, away from the left one; else left)."""
     lines = paragraph.lines
     if len(lines) == 1:
         middle = (lines[0].x0 + lines[0].x1) / 2
         if lines[0].x0 < page.left + 20:
             return "left"
-        if abs(middle - page.width / 2) < 3:
+        if min(abs(middle - page.width / 2), abs(middle - (page.left + page.right) / 2)) < 3:
             return "center"
+        for (
+            other
+        ) in page.paragraphs:  # another line with the same middle, not the same start: a title block's
+            x0, x1 = other.lines[0].x0, other.lines[0].x1
+            if other is not paragraph and abs((x0 + x1) / 2 - middle) < 2 and abs(x0 - lines[0].x0) > 5:
+                return "center"
         return "right" if abs(lines[0].x1 - page.right) < 2 else "left"
     lefts = [line.x0 for line in lines[1:]]
     rights = [line.x1 for line in lines]
