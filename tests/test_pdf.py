@@ -277,8 +277,8 @@ def test_a_longer_translation_takes_the_free_space_below_it_in_its_column_before
     assert text_of(translated).count("Bonjour monde et bonjour monde.") == 12
 
 
-def test_a_paragraph_that_does_not_fit_is_set_smaller_and_named():
-    """A table cell: its translation, far longer, goes in smaller, within the cell's rules."""
+def cell() -> bytes:
+    """A table cell, "The cat.", between rules, beside the next cell."""
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)
     canvas.setFont("Helvetica", 12)
@@ -287,9 +287,14 @@ def test_a_paragraph_that_does_not_fit_is_set_smaller_and_named():
     for rule in ((60, 714, 300, 714), (60, 694, 300, 694), (130, 690, 130, 720)):
         canvas.line(*rule)
     canvas.save()
+    return out.getvalue()
+
+
+def test_a_paragraph_that_does_not_fit_is_set_smaller_and_named():
+    """A table cell: its translation, far longer, goes in smaller, within the cell's rules."""
     engine = WordTranslator(LEXICON | {"cat": "chat très noir"})
     warnings: list[str] = []
-    translated = translate_document_bytes(engine, out.getvalue(), ".pdf", warnings=warnings)
+    translated = translate_document_bytes(engine, cell(), ".pdf", warnings=warnings)
     assert len(warnings) == 1 and re.fullmatch(
         r"page 1, paragraph 1: set at \d\d% of its size to fit", warnings[0]
     )
@@ -472,7 +477,7 @@ def test_the_command_translates_a_pdf_with_a_model(memorising_folder, tmp_path):
     assert text_of(output.read_bytes()) == "le chat est ici ."
 
 
-def test_the_server_translates_a_pdf_file(words):
+def test_the_server_translates_a_pdf_file_and_names_what_it_squeezed():
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
 
@@ -480,6 +485,7 @@ def test_the_server_translates_a_pdf_file(words):
     from hf_seq2seq.serving.config import ServeConfig
     from hf_seq2seq.serving.worker import TranslatorWorker
 
+    words = WordTranslator(LEXICON | {"cat": "chat très noir"})
     app = create_app(lambda: TranslatorWorker(words, "en", "fr"), ServeConfig(), load_in_background=False)
     with TestClient(app) as client:
         assert ".pdf" in client.get("/frontend/settings").json()["supportedFilesFormat"]
@@ -491,6 +497,11 @@ def test_the_server_translates_a_pdf_file(words):
         assert download.headers["content-type"] == "application/pdf"
         assert download.headers["content-disposition"] == 'attachment; filename="Book_fr.pdf"'
         assert "Mon ami est là." in text_of(download.content)
+        assert "warnings" not in answer.json()
+        squeezed = client.post(
+            "/translate_file", data={"source": "en", "target": "fr"}, files={"file": ("cell.pdf", cell())}
+        )
+        assert squeezed.json()["warnings"] == ["page 1, paragraph 1: set at 60% of its size to fit"]
         refused = client.post(
             "/translate_file",
             data={"source": "en", "target": "fr"},
