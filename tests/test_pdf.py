@@ -429,6 +429,18 @@ def test_what_cannot_be_translated_is_refused_with_why_and_nothing_written(words
     assert sorted(path.name for path in tmp_path.iterdir()) == ["in.pdf"]
 
 
+def test_a_rotated_page_is_translated_in_its_own_space(words):
+    with pikepdf.open(io.BytesIO(document())) as pdf:
+        pdf.pages[0].obj.Rotate = 90
+        turned = io.BytesIO()
+        pdf.save(turned)
+    translated = translate_document_bytes(words, turned.getvalue(), ".pdf")
+    with pikepdf.open(io.BytesIO(translated)) as pdf:
+        assert int(pdf.pages[0].obj.Rotate) == 90
+    letters = "".join(text_of_page(translated, 0).split())  # pdfminer reads a turned page a letter a line
+    assert "Monamiestlà." in letters and "friend" not in letters
+
+
 def test_a_scanned_page_among_pages_of_text_is_kept_and_named(words):
     pages = pikepdf.open(io.BytesIO(document()))
     pages.pages.extend(pikepdf.open(io.BytesIO(scanned(False))).pages)
