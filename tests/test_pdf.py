@@ -55,7 +55,7 @@ def picture() -> ImageReader:
 def document() -> bytes:
     """Two pages of different sizes: a header, a paragraph with a bold and an italic word, one with a red word and
     a link over it, a paragraph wrapped over two lines with a word broken at a hyphen, a line of code, a picture,
-    a footer and a page number; then a page with a header and a paragraph."""
+    a form field, a footer and a page number, an outline entry; then a page with a header and a paragraph."""
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)
     canvas.setFont("Helvetica", 9)
@@ -86,6 +86,9 @@ def document() -> bytes:
     canvas.setFont("Courier", 10)
     canvas.drawString(72, 550, CODE)
     canvas.drawImage(picture(), 400, 380, 100, 100)
+    canvas.acroForm.textfield(name="email", tooltip="Your e-mail", x=72, y=300, width=200, height=20)
+    canvas.bookmarkPage("first")
+    canvas.addOutlineEntry("The red cat", "first")
     canvas.setFont("Helvetica", 9)
     canvas.drawString(72, 40, "The book")
     canvas.drawString(530, 40, "1")
@@ -156,6 +159,11 @@ def test_a_pdf_comes_back_with_its_pages_and_each_paragraph_translated_in_place(
         assert len(images(after.pages[0])) == 1  # the picture
         link = after.pages[0].obj.Annots[0]
         assert str(link.A.URI) == "https://example.org/"
+        assert [str(f.T) for f in after.Root.AcroForm.Fields] == [
+            str(f.T) for f in before.Root.AcroForm.Fields
+        ]
+        with after.open_outline() as new, before.open_outline() as old:
+            assert [e.title for e in new.root] == [e.title for e in old.root] == ["The red cat"]
     text = text_of(out)
     for translation in (
         "Le livre de le chat", "Le chat rouge voit un chien. Le chien est ici.", "Mon ami est là.",
