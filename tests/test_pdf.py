@@ -496,6 +496,25 @@ def test_the_command_translates_a_pdf_with_a_model(memorising_folder, tmp_path):
     assert text_of(output.read_bytes()) == "le chat est ici ."
 
 
+def test_the_command_prints_what_it_squeezed(memorising_folder, tmp_path, capsys):
+    """ "how are you ?" in a cell just as wide: "comment allez vous ?" goes in at 65% of its size."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 700, "how are you ?")
+    edge = 72 + stringWidth("how are you ?", "Helvetica", 12) + 2
+    for rule in ((60, 712, edge, 712), (60, 696, edge, 696), (edge, 690, edge, 720)):
+        canvas.line(*rule)
+    canvas.save()
+    source, output = tmp_path / "in.pdf", tmp_path / "out.pdf"
+    source.write_bytes(out.getvalue())
+    translate_cli.main([str(memorising_folder), "--input-file", str(source), "--output-file", str(output)])
+    assert text_of(output.read_bytes()) == "comment allez vous ?"
+    assert capsys.readouterr().err.splitlines() == [
+        "hf-seq2seq translate: warning: page 1, paragraph 1: set at 65% of its size to fit"
+    ]
+
+
 def test_the_server_translates_a_pdf_file_and_names_what_it_squeezed():
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
