@@ -546,3 +546,37 @@ def test_the_server_translates_a_pdf_file_and_names_what_it_squeezed():
             files={"file": ("scan.pdf", scanned(False))},
         )
         assert refused.status_code == 400 and "needs OCR" in refused.json()["error"]
+
+
+def table() -> bytes:
+    """A table's rows: a label with dot leaders, then cells of numbers and `(X)` apart by vertical rules; a
+    column's head above its numbers."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 7)
+    canvas.drawString(200, 712, "The cat")  # a column's head
+    for k, (label, cells) in enumerate(
+        [("The dog", ("11,062.6", "1,540.0", "9,522.6")), ("The red cat", ("88.7", "(X)", "(X)"))]
+    ):
+        y = 700 - 9 * k
+        canvas.drawString(72, y, label + " . . . . . . . . . . . ")
+        canvas.drawString(160, y, cells[0])  # after the leaders: no gap wide enough to part it
+        for j, cell in enumerate(cells[1:]):
+            canvas.drawString(220 + 34 * j, y, cell)
+    for x in (218, 252):
+        canvas.line(x, 680, x, 710)
+    canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def test_a_tables_cells_are_texts_apart_and_numbers_and_x_cells_stay_as_written(words):
+    out = translate_document_bytes(words, table(), ".pdf")
+    sent = [sentence.strip() for call in words.calls for sentence in call]
+    assert not any(re.search(r"\d|\(X\)", sentence) for sentence in sent)  # nothing to translate in them
+    assert any(sentence.startswith("The dog") for sentence in sent)
+    assert not any("cat" in sentence and "dog" in sentence for sentence in sent)  # rows and heads apart
+    text = text_of(out)
+    for number in ("11,062.6", "1,540.0", "9,522.6", "88.7", "(X)"):
+        assert number in text
+    assert "Le chien" in text and "Le chat" in text

@@ -6,12 +6,15 @@ operator that drew it (the stream, the page's or a form XObject's, and the opera
 `pdf._remove_text` takes out). A box is cut into paragraphs where the line spacing opens (past 1.3 times its
 tightest), the type size changes, a line ends short of the box's right edge although the next line's first word
 would have fitted on it, a line starts a list item, the code of a monospace line starts or ends, and after a
-short line that ends a sentence. A paragraph's lines are one text (a word broken at a hyphen over a line end
+short line that ends a sentence. A table's cells are texts apart: a line is cut after dot leaders and where a
+vertical rule stands between its characters, no parts are joined across a rule or where one has words and the
+other none (a row's label and its numbers), and a row label ending in leaders ends its paragraph. A paragraph's lines are one text (a word broken at a hyphen over a line end
 joined, the hyphen kept where the document writes the word with it elsewhere), read as `runs.Piece`s of one
 `Look` each: its family (serif, sans, monospace), weight, slant, size, colour and rise.
 
 A monospace run inside a paragraph is code (`Code`), which comes back as written; a paragraph is kept as
-written, and says why (`Paragraph.kept`), where it has no letter, is a figure's (a form XObject drawn over less
+written, and says why (`Paragraph.kept`), where it has no word to translate (`nothing_to_translate`: no letter,
+or only `(X)`-like notes or a roman page number), is a figure's (a form XObject drawn over less
 than half the page: a chart's labels), is code (all its letters monospace; where most
 of the document's text is monospace, a typewritten page, it is the body's type and not code), a formula (most
 in a symbol font), has characters without a Unicode map or that the fonts the translation is set in lack, is not
@@ -209,7 +212,9 @@ def read_pages(data: bytes, covered) -> tuple[list[Page], Operators]:
         page = Page(layout.width, layout.height, obstacles=device.obstacles)
         page.invisible, page.images = device.invisible, device.images
         page.links = _links(pdf_page)
-        page.paragraphs = [p for lines, figure in _blocks(layout) for p in _paragraphs(lines, number, figure)]
+        rules = [o for o in device.obstacles if o[2] - o[0] < 2 and o[3] - o[1] > 4]  # vertical rules
+        blocks = _blocks(layout, rules)
+        page.paragraphs = [p for lines, figure in blocks for p in _paragraphs(lines, number, figure)]
         pages.append(page)
     words = Counter(
         word.strip(PUNCTUATION).lower() for page in pages for p in page.paragraphs for word in p.text.split()
@@ -400,14 +405,86 @@ def _lines(box) -> list[Line]:
     return lines
 
 
-def _blocks(layout) -> list[tuple[list[Line], bool]]:
+LEADER = re.compile(r"(?:\.\s*){4,}")
+"""Dot leaders (`Total . . . . 11,062.6`): a table's row label ends there, its cells follow."""
+ROW_LABEL = re.compile(r"(?:\.\s*){4,}$")
+NO_WORD = re.compile(r"\(?[A-Z]{1,2}\)|[ivxlcdm]+|[IVXLCDM]+")
+"""A token with letters that is no word to translate: a table's note in brackets (`(X)`, `(NA)`, `(Z)`) or a
+roman number (a page number `iii`, `XIV`)."""
+
+
+def nothing_to_translate(text: str) -> bool:
+    """Whether `text` has no word to translate: no letter (numbers, symbols) or, alone, its letters only in
+    `NO_WORD` tokens (`(X)` cells, a roman page number): kept exactly as written."""
+    if not has_words(text):
+        return True
+    tokens = [token.strip(".,;:") for token in text.split()]
+    tokens = [token for token in tokens if has_words(token)]
+    return all(NO_WORD.fullmatch(token) for token in tokens) and (
+        len(tokens) == 1 or all(token.startswith("(") for token in tokens)
+    )
+
+
+def _cells(line: Line, rules: list) -> list[Line]:
+    """A line cut into a table's cells: after dot leaders, and where a vertical rule stands between two
+    characters."""
+    cuts = set()
+    offsets, text = [], ""
+    for k, char in enumerate(line.chars):
+        offsets += [k] * len(char[0])
+        text += char[0]
+    for match in LEADER.finditer(text):
+        if match.end() < len(text):
+            cuts.add(offsets[match.end()])
+    drawn = [(k, char[5]) for k, char in enumerate(line.chars) if char[5] is not None]
+    for (_, a), (j, b) in zip(drawn, drawn[1:], strict=False):
+        middle = (a.y0 + a.y1) / 2
+        if any(a.x1 - 1 <= r[0] and r[2] <= b.x0 + 1 and r[1] <= middle <= r[3] for r in rules):
+            cuts.add(j)
+    if not cuts:
+        return [line]
+    parts, start = [], 0
+    for cut in sorted(cuts) + [len(line.chars)]:
+        chars = line.chars[start:cut]
+        while chars and chars[-1][0].isspace():
+            chars = chars[:-1]
+        while chars and chars[0][0].isspace():
+            chars = chars[1:]
+        drawn = [c[5] for c in chars if c[5] is not None]
+        if drawn:
+            parts.append(
+                Line(
+                    min(c.x0 for c in drawn), max(c.x1 for c in drawn), line.baseline,
+                    max(c.y1 for c in drawn), min(c.y0 for c in drawn), list(chars),
+                )
+            )  # fmt: skip
+        start = cut
+    return parts
+
+
+def _between(a: Line, b: Line, rules: list) -> bool:
+    """Whether a vertical rule stands between `a` and `b` (`b` right of `a`): table cells."""
+    middle = (a.baseline + a.top) / 2
+    return any(a.x1 - 1 <= r[0] and r[2] <= b.x0 + 1 and r[1] <= middle <= r[3] for r in rules)
+
+
+def _blocks(layout, rules: list = ()) -> list[tuple[list[Line], bool]]:
     """The lines of each text box, top to bottom; boxes that hold parts of one line joined, and those parts
     made one line, and so are boxes of which one goes on right below the other (pdfminer cuts a list item's
     second line from its first, whose bullet hangs out). pdfminer cuts a line where a gap is wider than twice its characters' width, which a justified
     line's spaces after a sentence can be (`type.  It`): parts on one baseline less than an em apart are one.
-    Each block with whether it is a figure's text (`_boxes`)."""
-    found = list(_boxes(layout, layout.width * layout.height))
-    boxes = [_lines(box) for box, _ in found]
+    Each block with whether it is a figure's text (`_boxes`). A table's cells stay apart: a box whose lines
+    `_cells` cuts is one box per cell, and no parts are joined across a vertical rule or where one has words and
+    the other none (a row's label and its numbers, a column's head and its numbers)."""
+    found = []
+    for box, figure in _boxes(layout, layout.width * layout.height):
+        lines = _lines(box)
+        cells = [_cells(line, rules) for line in lines]
+        if any(len(parts) > 1 for parts in cells):
+            found += [([part], figure) for parts in cells for part in parts]
+        else:
+            found.append((lines, figure))
+    boxes = [lines for lines, _ in found]
     owner = list(range(len(boxes)))
 
     def root(k: int) -> int:
@@ -425,6 +502,8 @@ def _blocks(layout) -> list[tuple[list[Line], bool]]:
             abs(a.baseline - b.baseline) < 0.5
             and -1 < b.x0 - a.x1 < size
             and abs(_main_size(a) - _main_size(b)) < 1
+            and has_words(a.text) == has_words(b.text)
+            and not _between(a, b, rules)
         ):
             owner[root(j)] = root(k)
     for k, upper in enumerate(boxes):  # a box that goes on right below another, as its next line would
@@ -464,6 +543,7 @@ def _follows(upper: Line, lower: Line) -> bool:
         and lower.x0 < upper.x1
         and upper.x0 < lower.x1
         and abs(_main_size(lower) - size) < 0.1 * size
+        and has_words(upper.text) == has_words(lower.text)
     )
 
 
@@ -483,6 +563,8 @@ def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
             before.baseline - line.baseline > 1.3 * pitch + 0.5
             or abs(size - size_before) > 0.15 * max(size, size_before)
             or LIST_ITEM.match(line.text)
+            or nothing_to_translate(line.text) != nothing_to_translate(before.text)  # a table's numbers
+            or bool(ROW_LABEL.search(text_before))  # a table's row label, its dot leaders
             or _code(before) != _code(line)
             or (text_before.endswith(FINAL) and before.x1 < right - 0.15 * width)
             or right - before.x1 > _first_word(line) + 0.5 * size  # its first word would have fitted before
@@ -522,7 +604,7 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
     letters = [char for char in chars if char[0].isalpha()]
     if not all(char[4] for char in chars):
         return "characters without a Unicode map"
-    if not has_words(text):
+    if nothing_to_translate(paragraph.text):
         return "no words"
     if paragraph.figure:
         return "a figure's text"
