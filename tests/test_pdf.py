@@ -580,3 +580,21 @@ def test_a_tables_cells_are_texts_apart_and_numbers_and_x_cells_stay_as_written(
     for number in ("11,062.6", "1,540.0", "9,522.6", "88.7", "(X)"):
         assert number in text
     assert "Le chien" in text and "Le chat" in text
+
+
+def test_a_character_the_fonts_lack_stays_as_drawn_and_its_paragraph_is_translated(words, monkeypatch):
+    from hf_seq2seq.formats.documents import pdf
+
+    monkeypatch.setattr(pdf, "covered", lambda text, look: "#" not in text)  # as `∗` in Tinos
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 700, "The big dog runs and the cat sleeps")
+    canvas.drawString(72 + stringWidth("The big dog runs and the cat sleeps", "Helvetica", 12), 705, "#")
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    assert [s.strip() for call in words.calls for s in call] == ["The big dog runs and the cat sleeps"]
+    text = text_of(translated)
+    assert "Le chien grand court et le chat dort" in text and "The big" not in text
+    assert "#" in text  # its own operator left: drawn where it was

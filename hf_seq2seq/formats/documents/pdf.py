@@ -125,7 +125,7 @@ def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple
                     job,
                     f"page {number + 1}, paragraph {k + 1}: set at {setting.scale:.0%} of its size to fit",
                 )
-            for page_number, stream, rank in paragraph.operators:
+            for page_number, stream, rank in paragraph.operators - paragraph.left:
                 removed[page_number, stream][rank] = operators.shown[page_number, stream][rank][1]
             for link, boxes in setting.links().items():
                 links[number].setdefault(link, []).extend(boxes)

@@ -17,8 +17,9 @@ written, and says why (`Paragraph.kept`), where it has no word to translate (`no
 or only `(X)`-like notes or a roman page number), is a figure's (a form XObject drawn over less
 than half the page: a chart's labels), is code (all its letters monospace; where most
 of the document's text is monospace, a typewritten page, it is the body's type and not code), a formula (most
-in a symbol font), has characters without a Unicode map or that the fonts the translation is set in lack, is not
-set upright, or shares an operator with text kept so (taking the operator out would take that text too: set
+in a symbol font), has characters without a Unicode map or that the fonts the translation is set in lack (and
+no `CLOSE` one) drawn by operators that draw other text of it too (else those operators are left drawn,
+`Paragraph.left`, and the rest translated), is not set upright, or shares an operator with text kept so (taking the operator out would take that text too: set
 by `pdf`). Text drawn invisibly (render mode 3, an OCR layer) is counted, not read.
 """
 
@@ -57,6 +58,12 @@ LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙·*–-]|\(?\d{1,3}[.)]|\(?[a-z]
 FINAL = tuple(".!?:;…")
 LIGATURES = {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
 """Typeset ligatures, which a text extractor reads as one character the model does not know as letters."""
+CLOSE = {
+    "∗": "*", "∼": "~", "⟨": "<", "⟩": ">", "〈": "<", "〉": ">", "∘": "◦", "⋯": "…", "\uf0b7": "•", "\uf0a7": "▪",
+    "\uf0d8": "➢", "\uf076": "❖",
+}  # fmt: skip
+"""Characters the fonts of the translation lack, set as the closest one they have (a math asterisk as `*`, a
+Symbol font's private-use bullet as `•`)."""
 PUNCTUATION = ".,;:!?()[]\"'“”‘’«»"
 FIXED_PITCH, SERIF, ITALIC, FORCE_BOLD = 1, 1 << 1, 1 << 6, 1 << 18  # a font descriptor's /Flags
 
@@ -121,6 +128,9 @@ class Paragraph:
     pieces: list[Piece] = field(default_factory=list)
     figure: bool = False
     """Whether it is the text of a figure (a form XObject drawn over less than half the page): kept."""
+    left: set = field(default_factory=set)
+    """The operators of its characters without a Unicode map or that the fonts lack (drawn by operators of their
+    own): left in the page, drawn as they were where they were, and left out of the text translated."""
     marker: tuple[float, str, Look] | None = None
     """A list item's mark (`•`, `2.`, `a)`): where it stands, its text and look; kept as written, the text set
     where it started after it."""
@@ -602,8 +612,22 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
     chars = [char for line in paragraph.lines for char in line.chars]
     text = "".join(char[0] for char in chars)
     letters = [char for char in chars if char[0].isalpha()]
-    if not all(char[4] for char in chars):
-        return "characters without a Unicode map"
+    odd = [c for c in chars if not c[4] or not covered(LIGATURES.get(c[0], CLOSE.get(c[0], c[0])), c[1])]
+    if odd:  # left as drawn where their operators draw nothing else, else the paragraph kept
+        left = {char[2] for char in odd}
+        rest = [char for char in chars if char[2] not in left]
+        others = {char[2] for char in rest if not char[0].isspace()}
+        prose = len(re.findall(r"[^\W\d_]{3,}", "".join(char[0] for char in rest))) >= 2  # not a formula's
+        if None in left or left & others or not prose:
+            return (
+                "characters without a Unicode map"
+                if not all(c[4] for c in chars)
+                else "characters the fonts lack"
+            )
+        paragraph.left = left
+        chars = rest
+        text = "".join(char[0] for char in chars)
+        letters = [char for char in chars if char[0].isalpha()]
     if nothing_to_translate(paragraph.text):
         return "no words"
     if paragraph.figure:
@@ -614,8 +638,6 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
         return "a formula"
     if not all(char[5].straight for char in chars if char[5] is not None):
         return "not set upright"
-    if not all(covered(char[0], char[1]) for char in chars):
-        return "characters the fonts lack"
     return None
 
 
@@ -624,10 +646,12 @@ def _pieces(paragraph: Paragraph, words: Counter, code: bool, links: list[Link])
     broken at a hyphen (`_joins`); with `code`, each monospace run a `Code`; the runs under a link's rectangle
     in a container of it (`runs` puts the link around the target words aligned to its words)."""
     chars: list[tuple[str, Look, Link | None]] = []
-    marked = LIST_ITEM.match(paragraph.lines[0].text)
+    marked = not paragraph.left and LIST_ITEM.match(paragraph.lines[0].text)
     for k, line in enumerate(paragraph.lines):
         line_chars = [
-            (LIGATURES.get(char[0], char[0]), char[1], _link(char[5], links)) for char in line.chars
+            (LIGATURES.get(char[0], CLOSE.get(char[0], char[0])), char[1], _link(char[5], links))
+            for char in line.chars
+            if char[2] is None or char[2] not in paragraph.left
         ]
         if k == 0 and marked and len(line.chars) > marked.end() and line.chars[0][5] is not None:
             mark, first = line.chars[0], line.chars[marked.end()]
