@@ -598,3 +598,20 @@ def test_a_character_the_fonts_lack_stays_as_drawn_and_its_paragraph_is_translat
     text = text_of(translated)
     assert "Le chien grand court et le chat dort" in text and "The big" not in text
     assert "#" in text  # its own operator left: drawn where it was
+
+
+def test_a_roman_page_number_stays_as_written_and_a_running_head_is_its_own_text(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(72, 750, "The book of the cat")  # the running head
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 700, "The big dog runs and the cat sleeps.")
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(540, 40, "iii")
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    sent = sorted(s.strip() for call in words.calls for s in call)
+    assert sent == ["The big dog runs and the cat sleeps.", "The book of the cat"]
+    assert "iii" in text_of(translated).split()
