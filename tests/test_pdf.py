@@ -615,3 +615,24 @@ def test_a_roman_page_number_stays_as_written_and_a_running_head_is_its_own_text
     sent = sorted(s.strip() for call in words.calls for s in call)
     assert sent == ["The big dog runs and the cat sleeps.", "The book of the cat"]
     assert "iii" in text_of(translated).split()
+
+
+def test_footnotes_are_texts_apart_their_raised_marks_kept_where_they_stood(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 700, "The big dog runs and the cat sleeps.")
+    for k, note in enumerate(("The book of the cat", "The red dog")):
+        y = 100 - 12 * k
+        canvas.setFont("Helvetica", 6)
+        canvas.drawString(72, y + 4, str(k + 1))  # the mark, raised
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(78, y, note)
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    sent = sorted(s.strip() for call in words.calls for s in call)
+    assert sent == ["The big dog runs and the cat sleeps.", "The book of the cat", "The red dog"]
+    marks = [c for c in chars(translated) if c.get_text() in "12" and c.size < 8]
+    assert len(marks) == 2 and all(abs(c.x0 - 72) < 1 for c in marks)  # each where it stood
+    assert "Le livre de le chat" in text_of(translated)

@@ -5,7 +5,7 @@ characters into boxes of lines; each character is kept with its font, size, colo
 operator that drew it (the stream, the page's or a form XObject's, and the operator's rank in it: what
 `pdf._remove_text` takes out). A box is cut into paragraphs where the line spacing opens (past 1.3 times its
 tightest), the type size changes, a line ends short of the box's right edge although the next line's first word
-would have fitted on it, a line starts a list item, the code of a monospace line starts or ends, and after a
+would have fitted on it, a line starts a list item or with a raised mark (a footnote's, kept as a list item's), the code of a monospace line starts or ends, and after a
 short line that ends a sentence. A table's cells are texts apart: a line is cut after dot leaders and where a
 vertical rule stands between its characters, no parts are joined across a rule or where one has words and the
 other none (a row's label and its numbers), and a row label ending in leaders ends its paragraph. A paragraph's lines are one text (a word broken at a hyphen over a line end
@@ -573,6 +573,7 @@ def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
             before.baseline - line.baseline > 1.3 * pitch + 0.5
             or abs(size - size_before) > 0.15 * max(size, size_before)
             or LIST_ITEM.match(line.text)
+            or _raised_mark(line) is not None  # a footnote, its mark raised
             or nothing_to_translate(line.text) != nothing_to_translate(before.text)  # a table's numbers
             or bool(ROW_LABEL.search(text_before))  # a table's row label, its dot leaders
             or _code(before) != _code(line)
@@ -584,6 +585,19 @@ def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
         else:
             paragraphs[-1].append(line)
     return [Paragraph(page, group, figure=figure) for group in paragraphs]
+
+
+def _raised_mark(line: Line):
+    """The match of a line's leading raised mark that is no letter (a footnote's `¹`, `*`, `†`) and the space
+    after it, or None."""
+    count = 0
+    for char in line.chars:
+        if char[0].isspace() or char[0].isalpha() or char[1].rise <= 0:
+            break
+        count += 1
+    if not count or count >= len(line.text.rstrip()):
+        return None
+    return re.compile(rf"\S{{{count}}}\s*").match(line.text)
 
 
 def _first_word(line: Line) -> float:
@@ -617,7 +631,8 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
         left = {char[2] for char in odd}
         rest = [char for char in chars if char[2] not in left]
         others = {char[2] for char in rest if not char[0].isspace()}
-        prose = len(re.findall(r"[^\W\d_]{3,}", "".join(char[0] for char in rest))) >= 2  # not a formula's
+        found = re.findall(r"[^\W\d_]{3,}", "".join(char[0] for char in rest))
+        prose = len(found) >= 2 or any(len(word) >= 4 for word in found)  # not a formula's
         if None in left or left & others or not prose:
             return (
                 "characters without a Unicode map"
@@ -646,7 +661,8 @@ def _pieces(paragraph: Paragraph, words: Counter, code: bool, links: list[Link])
     broken at a hyphen (`_joins`); with `code`, each monospace run a `Code`; the runs under a link's rectangle
     in a container of it (`runs` puts the link around the target words aligned to its words)."""
     chars: list[tuple[str, Look, Link | None]] = []
-    marked = not paragraph.left and LIST_ITEM.match(paragraph.lines[0].text)
+    first_line = paragraph.lines[0]
+    marked = not paragraph.left and (LIST_ITEM.match(first_line.text) or _raised_mark(first_line))
     for k, line in enumerate(paragraph.lines):
         line_chars = [
             (LIGATURES.get(char[0], CLOSE.get(char[0], char[0])), char[1], _link(char[5], links))
