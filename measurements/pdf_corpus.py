@@ -8,11 +8,12 @@
   count differs.
 
 A file longer than `--max-pages` is translated as a copy of that many of its pages, from `--from-page` on
-(`cut_pages`; the row says which). Each row records the seconds, pages, bytes and words (pypdfium2's text) before and after, and
-the share of the output's words that are the input's (a page left in English scores near 1). `--render DIR`
-writes the first `--render-pages` pages before and after as PNG (`DIR/<project>/<file>.before.p1.png`,
-`.after.p1.png`). Prints a row per file and the counts per result and kind; `--json` writes the rows. Needs the
-pdf extra (pikepdf) and pypdfium2 (`pip install pypdfium2`, which nothing else needs).
+(`cut_pages`; the row says which). Each row records the seconds, pages, bytes and words (pypdfium2's text) before
+and after, and the share of the output's words that are the input's (a page left in English scores near 1).
+`--render DIR` writes the first `--render-pages` pages before and after as PNG
+(`DIR/<project>/<file>.before.p1.png`, `.after.p1.png`). Prints a row per file and the counts per result and kind;
+`--json` writes the rows, `--markdown` their table. Needs the pdf extra (pikepdf) and pypdfium2 (`pip install
+pypdfium2`, which nothing else needs).
 
     python measurements/pdf_corpus.py /work/main/runs/base-ct2 /work/pdf-corpus/MANIFEST.tsv --max-pages 3 \
         --json docs/bench/pdf_corpus.json --render /tmp/pdf-renders
@@ -190,6 +191,27 @@ def print_row(row: dict) -> None:
     )
 
 
+def markdown_table(rows: list[dict]) -> str:
+    """The rows as docs/pdf-corpus.md's table: file, project, kind, pages, result, reason or time."""
+    lines = [
+        "| file | project | kind | pages | result | reason or time |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        pages = str(row.get("pages_in", "?")) + (f" ({row['cut']})" if row.get("cut") else "")
+        if row["result"] == "translated":
+            detail = f"{row['seconds']:.1f} s, {row['words_in']} -> {row['words_out']} words"
+        else:
+            detail = row["reason"].replace("|", "\\|").replace("\n", " ")
+            if len(detail) > 200:
+                detail = detail[:199] + "…"
+        name = row["path"].split("/", 1)[-1]
+        lines.append(
+            f"| `{name}` | {row['project']} | {row['kind']} | {pages} | {row['result']} | {detail} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", help="a saved model folder or an export (its engine found from its files)")
@@ -210,6 +232,7 @@ def main() -> None:
     parser.add_argument("--render-pages", type=int, default=1, help="how many pages of each file to render")
     parser.add_argument("--scale", type=float, default=1.0, help="render scale (1: 72 dpi)")
     parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--markdown", help="write the table of docs/pdf-corpus.md here")
     args = parser.parse_args()
     entries = read_manifest(Path(args.manifest))
     if args.only:
@@ -244,6 +267,8 @@ def main() -> None:
         print("refused although they have text: " + ", ".join(flagged))
     if args.json:
         Path(args.json).write_text(json.dumps({"languages": languages, "rows": rows}, indent=1) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown_table(rows))
 
 
 if __name__ == "__main__":
