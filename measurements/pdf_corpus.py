@@ -8,9 +8,10 @@
   count differs.
 
 A file longer than `--max-pages` is translated as a copy of that many of its pages, from `--from-page` on
-(`cut_pages`; the row says which). Each row records the seconds, pages, bytes and words (pypdfium2's text) before
-and after, and the share of the output's words that are the input's (a page left in English scores near 1).
-`--render DIR` writes the first `--render-pages` pages before and after as PNG
+(`cut_pages`; the row says which). Each row records the seconds, the warnings logged, pages, bytes and words
+(pypdfium2's text) before and after, the share of the output's words that are the input's (a page left in English
+scores near 1), and the output's lines of four words or more that are the input's as they were (text left
+untranslated). `--render DIR` writes the first `--render-pages` pages before and after as PNG
 (`DIR/<project>/<file>.before.p1.png`, `.after.p1.png`). Prints a row per file and the counts per result and kind;
 `--json` writes the rows, `--markdown` their table. Needs the pdf extra (pikepdf) and pypdfium2 (`pip install
 pypdfium2`, which nothing else needs).
@@ -23,6 +24,7 @@ pypdfium2`, which nothing else needs).
 import argparse
 import csv
 import json
+import logging
 import signal
 import tempfile
 import time
@@ -39,6 +41,17 @@ from hf_seq2seq.models.languages import model_languages
 
 class Hang(Exception):
     pass
+
+
+class Warnings(logging.Handler):
+    """The warnings the package logs while a file is translated (a paragraph set smaller to fit, ...)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
 
 
 def _alarm(signum, frame):
@@ -62,15 +75,26 @@ def open_pdf(path: Path):
         return None
 
 
-def page_words(document) -> list[list[str]]:
-    """Each page's words, as pypdfium2 extracts its text."""
-    words = []
+def page_texts(document) -> list[str]:
+    """Each page's text, as pypdfium2 extracts it."""
+    texts = []
     for index in range(len(document)):
         page = document[index]
-        text = page.get_textpage().get_text_range()
-        words.append(text.split())
+        texts.append(page.get_textpage().get_text_range())
         page.close()
-    return words
+    return texts
+
+
+def kept_lines(before: list[str], after: list[str]) -> list[str]:
+    """The output's lines of four words or more that are lines of the input, as they were: text left
+    untranslated."""
+    lines = {line.strip() for text in before for line in text.splitlines()}
+    return [
+        line.strip()
+        for text in after
+        for line in text.splitlines()
+        if len(line.split()) >= 4 and line.strip() in lines and any(c.isalpha() for c in line)
+    ]
 
 
 def cut_pages(source: Path, start: int, count: int, target: Path) -> None:
@@ -118,7 +142,7 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
     row: dict = {key: entry[key] for key in ("path", "project", "kind", "licence")}
     row["bytes_in"] = path.stat().st_size
     with tempfile.TemporaryDirectory() as folder:
-        source, words_in = path, []
+        source, texts_in = path, []
         document = open_pdf(path)
         if document is not None:
             row["pages_in"] = len(document)
@@ -129,10 +153,12 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
                 row["cut"] = f"pages {start + 1}-{start + args.max_pages} of {len(document)}"
                 document.close()
                 document = open_pdf(source)
-            words_in = page_words(document)
-            row["pages_in"], row["words_in"] = len(document), sum(map(len, words_in))
+            texts_in = page_texts(document)
+            row["pages_in"], row["words_in"] = len(document), sum(len(text.split()) for text in texts_in)
             document.close()
         output = Path(folder) / f"out{path.suffix}"
+        warnings = Warnings()
+        logging.getLogger("hf_seq2seq").addHandler(warnings)
         signal.signal(signal.SIGALRM, _alarm)
         signal.alarm(args.limit)
         start = time.perf_counter()
@@ -147,6 +173,8 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
             row["where"] = traceback.format_exc(-3)
         finally:
             signal.alarm(0)
+            logging.getLogger("hf_seq2seq").removeHandler(warnings)
+        row["warnings"] = warnings.messages
         row["seconds"] = round(time.perf_counter() - start, 2)
         if row.get("result") == "refused" and row.get("words_in", 0) >= 20:
             row["refused_with_text"] = True
@@ -156,10 +184,17 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
             if translated is None:
                 row |= {"result": "failed", "reason": "the output does not open"}
             else:
-                words_out = page_words(translated)
-                row["pages_out"], row["words_out"] = len(translated), sum(map(len, words_out))
+                texts_out = page_texts(translated)
+                row["pages_out"], row["words_out"] = (
+                    len(translated),
+                    sum(len(text.split()) for text in texts_out),
+                )
                 translated.close()
-                row["shared_words"] = shared_words(sum(words_in, []), sum(words_out, []))
+                words_in = [word for text in texts_in for word in text.split()]
+                row["shared_words"] = shared_words(
+                    words_in, [word for text in texts_out for word in text.split()]
+                )
+                row["kept_lines"] = kept_lines(texts_in, texts_out)
                 if row["pages_out"] != row.get("pages_in"):
                     row |= {"result": "failed", "reason": f"pages {row['pages_in']} -> {row['pages_out']}"}
                 else:
@@ -182,6 +217,8 @@ def print_row(row: dict) -> None:
     detail = row.get("reason", "")
     if row["result"] == "translated":
         detail = f"{row['seconds']:.1f} s, words {row['words_in']}>{row['words_out']}, shared {row['shared_words']}"
+        detail += f", {len(row['kept_lines'])} lines kept" if row["kept_lines"] else ""
+        detail += f", {len(row['warnings'])} warnings" if row["warnings"] else ""
     if row.get("cut"):
         detail += f" ({row['cut']})"
     if row.get("refused_with_text"):
