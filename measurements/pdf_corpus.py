@@ -2,8 +2,10 @@
 (`gather_pdf_corpus.py`'s MANIFEST.tsv) is translated as `hf-seq2seq translate --input-file` does
 (`translate_document`), under a time limit, and classified:
 
-* translated whole: the output opens (pypdfium2) with as many pages as the input;
-* refused: `DocumentError`, with its message (a refused file that has text is flagged: "refused, has text");
+* translated whole: the output opens (pypdfium2) with as many pages as the input (where pypdfium2 opens the
+  input: it refuses some encrypted files that pikepdf opens with an empty password);
+* refused: `DocumentError`, with its message (a refused file with 20 words or more that have letters, as
+  pypdfium2 reads it, is flagged: "refused, has text");
 * failed: any other exception (its type and message), a hang, an output that does not open or whose page
   count differs.
 
@@ -13,8 +15,8 @@ A file longer than `--max-pages` is translated as a copy of that many of its pag
 scores near 1), and the output's lines of four words or more that are the input's as they were (text left
 untranslated). `--render DIR` writes the first `--render-pages` pages before and after as PNG
 (`DIR/<project>/<file>.before.p1.png`, `.after.p1.png`). Prints a row per file and the counts per result and kind;
-`--json` writes the rows, `--markdown` their table. Needs the pdf extra (pikepdf) and pypdfium2 (`pip install
-pypdfium2`, which nothing else needs).
+`--json` writes the rows, `--markdown` their table, `--outputs DIR` keeps the translations. Needs the pdf extra
+(pikepdf) and pypdfium2 (`pip install pypdfium2`, which nothing else needs).
 
     python measurements/pdf_corpus.py /work/main/runs/base-ct2 /work/pdf-corpus/MANIFEST.tsv --max-pages 3 \
         --json docs/bench/pdf_corpus.json --render /tmp/pdf-renders
@@ -25,6 +27,7 @@ import argparse
 import csv
 import json
 import logging
+import shutil
 import signal
 import tempfile
 import time
@@ -75,13 +78,21 @@ def open_pdf(path: Path):
         return None
 
 
-def page_texts(document) -> list[str]:
-    """Each page's text, as pypdfium2 extracts it."""
+def read_texts(path: Path) -> list[str] | None:
+    """Each page's text as pypdfium2 extracts it, or None where it cannot open the file or one of its pages."""
+    document = open_pdf(path)
+    if document is None:
+        return None
     texts = []
-    for index in range(len(document)):
-        page = document[index]
-        texts.append(page.get_textpage().get_text_range())
-        page.close()
+    try:
+        for index in range(len(document)):
+            page = document[index]
+            texts.append(page.get_textpage().get_text_range())
+            page.close()
+    except pypdfium2.PdfiumError:
+        return None
+    finally:
+        document.close()
     return texts
 
 
@@ -110,19 +121,24 @@ def cut_pages(source: Path, start: int, count: int, target: Path) -> None:
 
 
 def render(path: Path, pages: int, scale: float, stem: Path) -> list[str]:
-    """The first `pages` pages of `path` as PNG files `stem.p<N>.png`; the paths written."""
+    """The first `pages` pages of `path` as PNG files `stem.p<N>.png` (those pypdfium2 renders); the paths
+    written."""
     document = open_pdf(path)
     if document is None:
         return []
     written = []
-    for index in range(min(pages, len(document))):
-        page = document[index]
-        image = page.render(scale=scale).to_pil()
-        target = stem.with_name(f"{stem.name}.p{index + 1}.png")
-        image.save(target, optimize=True)
-        written.append(str(target))
-        page.close()
-    document.close()
+    try:
+        for index in range(min(pages, len(document))):
+            page = document[index]
+            image = page.render(scale=scale).to_pil()
+            target = stem.with_name(f"{stem.name}.p{index + 1}.png")
+            image.save(target, optimize=True)
+            written.append(str(target))
+            page.close()
+    except pypdfium2.PdfiumError:
+        pass
+    finally:
+        document.close()
     return written
 
 
@@ -142,20 +158,15 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
     row: dict = {key: entry[key] for key in ("path", "project", "kind", "licence")}
     row["bytes_in"] = path.stat().st_size
     with tempfile.TemporaryDirectory() as folder:
-        source, texts_in = path, []
-        document = open_pdf(path)
-        if document is not None:
-            row["pages_in"] = len(document)
-            if args.max_pages and len(document) > args.max_pages:
-                start = max(0, min(args.from_page - 1, len(document) - args.max_pages))
+        source, texts_in = path, read_texts(path)
+        if texts_in is not None:
+            if args.max_pages and len(texts_in) > args.max_pages:
+                start = max(0, min(args.from_page - 1, len(texts_in) - args.max_pages))
                 source = Path(folder) / f"cut{path.suffix}"
                 cut_pages(path, start, args.max_pages, source)
-                row["cut"] = f"pages {start + 1}-{start + args.max_pages} of {len(document)}"
-                document.close()
-                document = open_pdf(source)
-            texts_in = page_texts(document)
-            row["pages_in"], row["words_in"] = len(document), sum(len(text.split()) for text in texts_in)
-            document.close()
+                row["cut"] = f"pages {start + 1}-{start + args.max_pages} of {len(texts_in)}"
+                texts_in = read_texts(source) or []
+            row["pages_in"], row["words_in"] = len(texts_in), sum(len(text.split()) for text in texts_in)
         output = Path(folder) / f"out{path.suffix}"
         warnings = Warnings()
         logging.getLogger("hf_seq2seq").addHandler(warnings)
@@ -176,29 +187,34 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
             logging.getLogger("hf_seq2seq").removeHandler(warnings)
         row["warnings"] = warnings.messages
         row["seconds"] = round(time.perf_counter() - start, 2)
-        if row.get("result") == "refused" and row.get("words_in", 0) >= 20:
-            row["refused_with_text"] = True
+        words = [word for text in texts_in or [] for word in text.split() if any(c.isalpha() for c in word)]
+        if row.get("result") == "refused" and len(words) >= 20:
+            row["refused_with_text"] = len(words)
         if "result" not in row:
             row["bytes_out"] = output.stat().st_size
-            translated = open_pdf(output)
-            if translated is None:
+            texts_out = read_texts(output)
+            if texts_out is None:
                 row |= {"result": "failed", "reason": "the output does not open"}
             else:
-                texts_out = page_texts(translated)
                 row["pages_out"], row["words_out"] = (
-                    len(translated),
+                    len(texts_out),
                     sum(len(text.split()) for text in texts_out),
                 )
-                translated.close()
-                words_in = [word for text in texts_in for word in text.split()]
+                words_in = [word for text in texts_in or [] for word in text.split()]
                 row["shared_words"] = shared_words(
                     words_in, [word for text in texts_out for word in text.split()]
                 )
-                row["kept_lines"] = kept_lines(texts_in, texts_out)
-                if row["pages_out"] != row.get("pages_in"):
+                row["kept_lines"] = kept_lines(texts_in or [], texts_out)
+                if "pages_in" in row and row["pages_out"] != row["pages_in"]:
                     row |= {"result": "failed", "reason": f"pages {row['pages_in']} -> {row['pages_out']}"}
                 else:
                     row["result"] = "translated"
+        if args.outputs and output.exists():
+            kept = Path(args.outputs) / row["path"]
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(output, kept)
+            if source != path:
+                shutil.copyfile(source, kept.with_name(kept.stem + ".source.pdf"))
         if renders is not None:
             stem = renders / row["path"]
             stem.parent.mkdir(parents=True, exist_ok=True)
@@ -216,13 +232,13 @@ def print_row(row: dict) -> None:
     pages = f"{row.get('pages_in', '?')}>{row.get('pages_out', '-')}"
     detail = row.get("reason", "")
     if row["result"] == "translated":
-        detail = f"{row['seconds']:.1f} s, words {row['words_in']}>{row['words_out']}, shared {row['shared_words']}"
+        detail = f"{row['seconds']:.1f} s, words {row.get('words_in', '?')}>{row['words_out']}, shared {row['shared_words']}"
         detail += f", {len(row['kept_lines'])} lines kept" if row["kept_lines"] else ""
         detail += f", {len(row['warnings'])} warnings" if row["warnings"] else ""
     if row.get("cut"):
         detail += f" ({row['cut']})"
     if row.get("refused_with_text"):
-        detail += f" [refused, has text: {row['words_in']} words]"
+        detail += f" [refused, has text: {row['refused_with_text']} words with letters]"
     print(
         f"{row['path'][-48:]:<48} {row['kind']:<9} {pages:>7} {row['result']:<10} {detail[:160]}", flush=True
     )
@@ -237,7 +253,7 @@ def markdown_table(rows: list[dict]) -> str:
     for row in rows:
         pages = str(row.get("pages_in", "?")) + (f" ({row['cut']})" if row.get("cut") else "")
         if row["result"] == "translated":
-            detail = f"{row['seconds']:.1f} s, {row['words_in']} -> {row['words_out']} words"
+            detail = f"{row['seconds']:.1f} s, {row.get('words_in', '?')} -> {row['words_out']} words"
         else:
             detail = row["reason"].replace("|", "\\|").replace("\n", " ")
             if len(detail) > 200:
@@ -268,6 +284,7 @@ def main() -> None:
     parser.add_argument("--render", help="write PNG pages before and after here")
     parser.add_argument("--render-pages", type=int, default=1, help="how many pages of each file to render")
     parser.add_argument("--scale", type=float, default=1.0, help="render scale (1: 72 dpi)")
+    parser.add_argument("--outputs", help="keep the translated files here (and the cut copies translated)")
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--markdown", help="write the table of docs/pdf-corpus.md here")
     args = parser.parse_args()
@@ -294,7 +311,7 @@ def main() -> None:
         )
     done = [row for row in rows if row["result"] == "translated"]
     if done:
-        seconds, pages = sum(row["seconds"] for row in done), sum(row["pages_in"] for row in done)
+        seconds, pages = sum(row["seconds"] for row in done), sum(row["pages_out"] for row in done)
         print(f"translated: {pages} pages in {seconds:.0f} s ({seconds / max(pages, 1):.1f} s a page)")
     reasons = Counter(row["reason"].split(":")[0] for row in rows if row["result"] != "translated")
     for reason, count in reasons.most_common():
