@@ -320,7 +320,13 @@ def main() -> None:
     if flagged:
         print("refused although they have text: " + ", ".join(flagged))
     if args.json:
-        Path(args.json).write_text(json.dumps({"languages": languages, "rows": rows}, indent=1) + "\n")
+        run = {
+            "model": args.model,
+            "engine": args.engine,
+            "languages": languages,
+            "max_pages": args.max_pages,
+        }
+        Path(args.json).write_text(json.dumps(run | {"rows": rows}, indent=1) + "\n")
     if args.markdown:
         Path(args.markdown).write_text(markdown_table(rows))
 
