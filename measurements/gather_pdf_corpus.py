@@ -117,7 +117,7 @@ CORPUS = (
     ("pdf-parse", PDF_PARSE, "02-valid.pdf", MIT_PDF_PARSE, "paper", "journal article (solar cells), two columns"),
     ("pdf-parse", PDF_PARSE, "03-invalid.pdf", MIT_PDF_PARSE, "edge-case", "damaged file"),
     ("pdf-parse", PDF_PARSE, "04-valid.pdf", MIT_PDF_PARSE, "paper",
-     "Turk J Med Sci article, QuarkXPress, two columns"),
+     "Turk J Med Sci article, QuarkXPress, English and Turkish abstracts"),
     ("rst2pdf", RST2PDF, "test_slides.pdf", "MIT (project)", "slides", "rst2pdf slide demo, landscape"),
     ("rst2pdf", RST2PDF, "sphinx-toc-depth.pdf", "MIT (project)", "manual", "Sphinx manual with a contents page"),
     ("rst2pdf", RST2PDF, "source.pdf", "MIT (project)", "edge-case", "code listings"),
