@@ -160,9 +160,12 @@ def translate_pieces(
 ) -> list[str]:
     """`translator.translate_sentences(pieces, ...)`, where a short piece's translation is over-long
     (`hf_seq2seq.engines.length_guard`) the best of its `HYPOTHESES` best translations that fits, or the piece as
-    written where none does; each replacement counted in `translator.replaced_overlong`. What `translate` and
-    `hf_seq2seq.formats.aligned.translate_aligned` give the model."""
+    written where none does (unless `decoding.length_guard` is False); each replacement counted in
+    `translator.replaced_overlong`. What `translate` and `hf_seq2seq.formats.aligned.translate_aligned` give the
+    model."""
     translations = translator.translate_sentences(pieces, batch_size, decoding, max_source_length, progress)
+    if decoding is not None and not decoding.length_guard:
+        return translations
     todo = [
         i for i, (piece, text) in enumerate(zip(pieces, translations, strict=True)) if overlong(piece, text)
     ]

@@ -54,10 +54,17 @@ class Decoding:
     max_new_tokens: int | None = None
     no_repeat_ngram_size: int | None = None
     compile: bool = False
+    length_guard: bool = True
+    """Replace an over-long translation of a short source (`hf_seq2seq.engines.length_guard`); False: every
+    translation as the engine wrote it (what the checkpoint's own pipeline and the browser page give)."""
 
     def overrides(self) -> dict:
         """The generation settings this object sets (a None would override a saved setting)."""
-        return {key: value for key, value in asdict(self).items() if value is not None and key != "compile"}
+        return {
+            key: value
+            for key, value in asdict(self).items()
+            if value is not None and key not in ("compile", "length_guard")
+        }
 
     def generate_kwargs(self) -> dict:
         """The `generate()` arguments: the overrides, and a static cache and compile config for `compile`."""
@@ -79,7 +86,12 @@ class Decoding:
             for name in ("max_length_a", "max_length_b", "max_new_tokens"):
                 if getattr(config, name, None) is not None:
                     settings[name] = getattr(config, name)
-        return settings | self.overrides() | ({"compile": True} if self.compile else {})
+        return (
+            settings
+            | self.overrides()
+            | ({"compile": True} if self.compile else {})
+            | ({} if self.length_guard else {"length_guard": False})
+        )
 
 
 def min_new_tokens(generation_config) -> int:

@@ -118,7 +118,7 @@ def translate_descriptions(job: Job, places: Sequence[tuple]) -> set:
     return {element for element, *_ in todo}
 
 
-class MissingExtra(ImportError):
+class MissingExtra(HfSeq2SeqError, ImportError):
     """A format's library is not installed: the message names the extra that installs it."""
 
 
