@@ -675,7 +675,7 @@ def _pieces(paragraph: Paragraph, words: Counter, code: bool, links: list[Link])
             line_chars = line_chars[marked.end() :]
             if first[5] is not None:
                 line.x0 = first[5].x0  # the text starts after the mark
-        if k:
+        if k and chars:  # nothing to join to where the lines before held only a list mark or kept characters
             joined = _joins("".join(c for c, *_ in chars), line.text, words)
             if joined == "drop":
                 chars.pop()
