@@ -12,7 +12,7 @@ import argparse
 import json
 
 from hf_seq2seq.engines.factory import load_translator
-from hf_seq2seq.engines.length_guard import HYPOTHESES, fitting, overlong
+from hf_seq2seq.engines.length_guard import HYPOTHESES, overlong, replacement
 from hf_seq2seq.evaluation.evaluate import read_lines
 from hf_seq2seq.evaluation.metrics import overlong_share, score_translations
 from hf_seq2seq.models.transformer_mt.protected_spans import ProtectedSplit
@@ -44,9 +44,8 @@ def main() -> None:
         if ratio is not None:
             for i, hypotheses in found.items():
                 if overlong(split.pieces[i], raw[i], ratio):
-                    shorter = fitting(split.pieces[i], hypotheses, ratio)
-                    out[i] = split.pieces[i] if shorter is None else shorter
-                    counts["source" if shorter is None else "hypothesis"] += 1
+                    out[i], kind = replacement(split.pieces[i], hypotheses, ratio)
+                    counts[kind] += 1
         hypotheses = split.join(out)
         scores = score_translations(hypotheses, [[r] for r in references])
         row = {

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from hf_seq2seq.engines.alignment import DEFAULT_RULE, Alignment, AlignmentRule
 from hf_seq2seq.engines.decoding import Decoding
-from hf_seq2seq.engines.length_guard import HYPOTHESES, fitting, overlong
+from hf_seq2seq.engines.length_guard import HYPOTHESES, overlong, replacement
 from hf_seq2seq.engines.scoring import Score
 
 if TYPE_CHECKING:
@@ -178,9 +178,8 @@ def translate_pieces(
     except UnsupportedFeature:  # an engine without n-best lists: the source as written
         found = [[] for _ in todo]
     for i, hypotheses in zip(todo, found, strict=True):
-        shorter = fitting(pieces[i], hypotheses)
-        translations[i] = pieces[i] if shorter is None else shorter
-        translator.replaced_overlong["source" if shorter is None else "hypothesis"] += 1
+        translations[i], kind = replacement(pieces[i], hypotheses)
+        translator.replaced_overlong[kind] += 1
     return translations
 
 

@@ -31,3 +31,10 @@ def overlong(source: str, translation: str, ratio: float = LENGTH_RATIO) -> bool
 def fitting(source: str, hypotheses: Sequence[str], ratio: float = LENGTH_RATIO) -> str | None:
     """The first (best) of `hypotheses` that is neither blank nor over-long for `source`; None when none is."""
     return next((h for h in hypotheses if h.strip() and not overlong(source, h, ratio)), None)
+
+
+def replacement(source: str, hypotheses: Sequence[str], ratio: float = LENGTH_RATIO) -> tuple[str, str]:
+    """What replaces an over-long translation of `source`, and by what: `(the first fitting one of hypotheses,
+    "hypothesis")`, else `(source, "source")`."""
+    shorter = fitting(source, hypotheses, ratio)
+    return (source, "source") if shorter is None else (shorter, "hypothesis")
