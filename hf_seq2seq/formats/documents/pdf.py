@@ -202,8 +202,9 @@ def _open(pikepdf, data: bytes, limit: int):
 
 
 def _reason(error: Exception) -> str:
-    """qpdf's message without the name of the stream it read (`stream <_io.BytesIO object at 0x...>: `)."""
-    return re.sub(r"^stream <[^>]*>:\s*", "", str(error))
+    """qpdf's message without the name of the stream it read (`stream <_io.BytesIO object at 0x...>: `; pikepdf
+    8 leaves out `stream `)."""
+    return re.sub(r"^(stream )?<[^>]*>:\s*", "", str(error))
 
 
 def _plain(pdf) -> bytes:
