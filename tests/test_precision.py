@@ -172,6 +172,25 @@ def test_only_choosing_a_cpu_preset_runs_the_probe(preset, probes, monkeypatch, 
         assert training_args.bf16 is False
 
 
+@pytest.mark.parametrize(("bf16_ms", "bf16", "tokens"), [(1.0, True, 600), (10.0, False, 1200)])
+@pytest.mark.parametrize("preset", ["cpu", "cpu-long"])
+def test_cpu_presets_batch_more_tokens_where_they_train_in_fp32(
+    preset, bf16_ms, bf16, tokens, monkeypatch, fresh_probe, tmp_path
+):
+    """An fp32 step is bound by its matmuls, which run faster on more rows: the cpu presets batch up to 1,200
+    tokens where the probe chooses fp32, and 600 (chosen in bf16) where it chooses bf16; a flag given wins."""
+    monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: True)
+    monkeypatch.setattr(
+        cpu_features,
+        "_step_seconds",
+        lambda layer, inputs, dtype: bf16_ms / 1e3 if dtype == torch.bfloat16 else 7e-3,
+    )
+    _, data_args, training_args, _ = parse_args(["--preset", preset, "--output_dir", str(tmp_path)])
+    assert (training_args.bf16, data_args.max_tokens_per_batch) == (bf16, tokens)
+    flags = ["--preset", preset, "--output_dir", str(tmp_path), "--max_tokens_per_batch", "900"]
+    assert parse_args(flags)[1].max_tokens_per_batch == 900
+
+
 def test_without_bf16_matmuls_nothing_is_measured(monkeypatch, fresh_probe):
     monkeypatch.setattr(cpu_features, "cpu_has_matmuls", lambda dtype: dtype == torch.float32)
     monkeypatch.setattr(
