@@ -200,6 +200,23 @@ def test_a_typeset_ligature_reaches_the_model_as_its_letters(words):
     assert words.calls == [["The field of the book."]]
 
 
+def test_a_paragraph_whose_first_line_is_left_in_the_page_reads_its_next_lines():
+    """pypdf's issue-604.pdf (not redistributable): a paragraph whose first line holds only characters left in the
+    page as drawn (no Unicode map, or glyphs the fonts lack) joined its next line to no text before it, and the
+    IndexError refused the whole file as damaged. The next lines are the paragraph's text."""
+    from collections import Counter
+
+    from hf_seq2seq.formats.documents.pdf_reading import Line, Look, Paragraph, _pieces
+
+    look = Look("serif", False, False, 12, (0.0,))
+    left = Line(72, 90, 700, 710, 697, chars=[("\ue000", look, "left", None, None, None)])
+    text = Line(72, 200, 686, 696, 683, chars=[(c, look, "drawn", None, None, None) for c in "the rest"])
+    more = Line(72, 200, 672, 682, 669, chars=[(c, look, "drawn", None, None, None) for c in "of it."])
+    paragraph = Paragraph(page=0, lines=[left, text, more], left={"left"})
+    pieces = _pieces(paragraph, Counter(), code=False, links=[])
+    assert "".join(piece.text for piece in pieces) == "the rest of it."
+
+
 def test_bold_italic_and_colour_come_back_on_the_words_they_belong_to(words):
     out = translate_document_bytes(words, document(), ".pdf")
     rouge, chien, ami, voit = (word_chars(out, w) for w in ("rouge", "chien", "ami", "voit"))
