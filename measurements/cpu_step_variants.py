@@ -20,6 +20,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.acceleration.compilation import compiled_for_training, sizes_apart
+from hf_seq2seq.benchmarks.measuring import tokens
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
 from hf_seq2seq.training.presets import PRESETS
 
@@ -94,10 +95,6 @@ def in_turn(variants: dict, repeats: int) -> dict[str, list[float]]:
     return seconds
 
 
-def tokens(batches: list[dict]) -> int:
-    return sum(batch["input_ids"].numel() + batch["labels"].numel() for batch in batches)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -117,7 +114,7 @@ def main() -> None:
         sets = {f"{n} tokens": random_batches(n, model.config.vocab_size) for n in args.sizes}
         runs = in_turn({name: (step, b, torch.enable_grad) for name, b in sets.items()}, args.repeats)
         for name, seconds in runs.items():
-            rates = [tokens(sets[name]) / s for s in seconds]
+            rates = [sum(map(tokens, sets[name])) / s for s in seconds]
             print(f"{name:12} {statistics.median(rates):8.0f} training tokens/s  {[round(r) for r in rates]}")
         return
     batches = random_batches(600, PRESETS["cpu"]["vocab_size"])

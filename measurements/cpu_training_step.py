@@ -15,15 +15,18 @@ training loader:
    (mm, addmm, bmm) and attention's (sdpa's kernels), and the operators that take most (the profiled steps run
    slower than the timed ones: the profiler's own cost; what the operators' time leaves of the step is Python's
    and autograd's);
-4. the matmul peak of this process (2048 x 2048, fp32, and bf16 where the CPU multiplies bf16 in hardware) and
-   the step's share of it, its FLOPs counted as issue 86 counts them: 6 x the parameters each padded token passes
-   through (source tokens: the encoder's layers; target tokens: the decoder's layers and the output layer).
+4. the matmul peak of this process (2048 x 2048, the best of 20, fp32, and bf16 where the CPU multiplies bf16 in
+   hardware) and the step's share of it, its FLOPs counted as issue 86 counts them: 6 x the parameters each padded
+   token passes through (source tokens: the encoder's layers; target tokens: the decoder's layers and the output
+   layer).
 
 Steps/s, training tokens/s and the share of the peak are the Trainer's (what `hf-seq2seq train` runs), over all
-the batches it trained on. Evaluation and checkpoints inside the budget are read from a finished run's `trainer_state.json` (`--run`).
+the batches it trained on. Evaluation inside the budget is read from a finished run's `trainer_state.json`
+(`--run`).
 """
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -36,23 +39,13 @@ from torch.profiler import ProfilerActivity, profile
 
 from hf_seq2seq.acceleration.attention_kernels import parse_sdpa_backends, sdpa_backends
 from hf_seq2seq.acceleration.compilation import compiled_for_training, sizes_apart
+from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls
+from hf_seq2seq.benchmarks.measuring import matmul_peak_flops, tokens
 from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.training import recipe
 
 MATMULS = ("aten::mm", "aten::addmm", "aten::bmm")  # the Linear layers' products, forward and backward
 ATTENTION = ("aten::_scaled_dot_product",)  # sdpa's kernels (their products inside)
-
-
-def matmul_peak(dtype: torch.dtype, n: int = 2048, seconds: float = 2.0) -> float:
-    """FLOP/s of an n x n matmul in `dtype`, the best of repeated timings over `seconds`."""
-    a, b = (torch.randn(n, n, dtype=dtype) for _ in range(2))
-    a @ b
-    best, end = float("inf"), time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        start = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - start)
-    return 2 * n**3 / best
 
 
 def counted_flops(model: torch.nn.Module, batch: dict) -> int:
@@ -62,10 +55,6 @@ def counted_flops(model: torch.nn.Module, batch: dict) -> int:
     encoder, decoder = (sum(p.numel() for p in stack.layers.parameters()) for stack in inner)
     output = model.get_output_embeddings().weight.numel()
     return 6 * (batch["input_ids"].numel() * encoder + batch["labels"].numel() * (decoder + output))
-
-
-def real_tokens(batch: dict) -> int:
-    return int(batch["attention_mask"].sum() + (batch["labels"] != -100).sum())
 
 
 def bare_steps(trainer, batches: list[dict], model: torch.nn.Module | None = None) -> dict[str, list[float]]:
@@ -133,7 +122,7 @@ def main() -> None:
         "ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION=1), its first steps' seconds apart",
     )
     args, preset_flags = own.parse_known_args()
-    with tempfile.TemporaryDirectory() as output_dir:
+    with tempfile.TemporaryDirectory() as output_dir, contextlib.ExitStack() as stack:
         model_args, data_args, training_args, final_args = parse_args(
             ["--preset", "cpu", "--output_dir", output_dir, *preset_flags]
         )
@@ -147,8 +136,8 @@ def main() -> None:
         model = recipe.set_up_model(model_args, data_args, training_args, tokenizer, tokenized["train"])
         trainer = recipe.set_up_trainer(model, tokenizer, data_args, training_args, splits, tokenized)
         trainer.create_optimizer_and_scheduler(num_training_steps=training_args.max_steps)
-        kernels = sdpa_backends(parse_sdpa_backends(model_args.sdpa_backends))
-        kernels.__enter__()  # as `recipe.run` trains: --sdpa_backends math, say, for every timing below
+        # as `recipe.run` trains: --sdpa_backends math, say, for every timing below
+        stack.enter_context(sdpa_backends(parse_sdpa_backends(model_args.sdpa_backends)))
         loader = iter(trainer.get_train_dataloader())
         need = args.warmup + args.steps + args.profile_steps
         start = time.perf_counter()
@@ -159,7 +148,6 @@ def main() -> None:
             batches[args.warmup : args.warmup + args.steps],
             batches[args.warmup + args.steps :],
         )
-        torch.set_num_threads(torch.get_num_threads())
         bare_steps(trainer, warm)
         phases = {name: statistics.mean(s) for name, s in bare_steps(trainer, timed).items()}
         operators, top = profiled(trainer, profile_batches)
@@ -183,19 +171,17 @@ def main() -> None:
     # the warm-up batches and the timed ones
     trained = warm + timed
     flops = statistics.mean(counted_flops(model, batch) for batch in trained)
-    tokens = statistics.mean(real_tokens(batch) for batch in trained)
+    trained_tokens = statistics.mean(tokens(batch) for batch in trained)
     padded = statistics.mean(b["input_ids"].numel() + b["labels"].numel() for b in trained)
-    peaks = {"fp32": matmul_peak(torch.float32)}
-    from hf_seq2seq.acceleration.cpu_features import cpu_has_matmuls
-
+    peaks = {"fp32": matmul_peak_flops("cpu", None, n=2048, repeats=20)}
     if cpu_has_matmuls(torch.bfloat16):
-        peaks["bf16"] = matmul_peak(torch.bfloat16)
+        peaks["bf16"] = matmul_peak_flops("cpu", torch.bfloat16, n=2048, repeats=20)
     result = {
         "threads": torch.get_num_threads(),
         "bf16_autocast": bool(training_args.bf16),
         "max_tokens_per_batch": data_args.max_tokens_per_batch,
         "padded_tokens_per_step": padded,
-        "training_tokens_per_step": tokens,
+        "training_tokens_per_step": trained_tokens,
         "counted_gflop_per_step": flops / 1e9,
         "loading_ms": 1e3 * loading,
         **{f"{name}_ms": 1e3 * seconds for name, seconds in phases.items()},
@@ -204,7 +190,7 @@ def main() -> None:
         **compiled,
         **{f"profiled_{name}": ms for name, ms in operators.items()},
         "steps_per_s": 1 / trainer_step,
-        "training_tokens_per_s": tokens / trainer_step,
+        "training_tokens_per_s": trained_tokens / trainer_step,
         "gflop_per_s": flops / trainer_step / 1e9,
         **{f"{name}_peak_gflop_per_s": peak / 1e9 for name, peak in peaks.items()},
         **{f"share_of_{name}_peak": flops / trainer_step / peak for name, peak in peaks.items()},
