@@ -63,16 +63,12 @@ def load_shipped(folder: Path) -> types.ModuleType:
     return sys.modules[f"{package.__name__}.modeling_transformer_mt"]
 
 
-def training_step(before: Path, repeats: int, batch_size: int) -> None:
-    """Prints the tokens/s of each training step, its passes, and the ratio of their median seconds."""
-    import torch
-
-    from hf_seq2seq.benchmarks.measuring import make_batches, seconds_in_turn, tokens, train_step_fn
-    from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
+def cpu_preset_network() -> dict:
+    """The `TransformerMTConfig` fields of the `cpu` preset's network (`PRESETS["cpu"]`), its label smoothing too."""
     from hf_seq2seq.training.presets import PRESETS
 
     preset = PRESETS["cpu"]
-    config = dict(
+    return dict(
         vocab_size=preset["vocab_size"],
         d_model=preset["d_model"],
         encoder_layers=preset["encoder_layers"],
@@ -85,6 +81,16 @@ def training_step(before: Path, repeats: int, batch_size: int) -> None:
         normalize_before=preset["normalize_before"],
         label_smoothing=preset["label_smoothing_factor"],
     )
+
+
+def training_step(before: Path, repeats: int, batch_size: int) -> None:
+    """Prints the tokens/s of each training step, its passes, and the ratio of their median seconds."""
+    import torch
+
+    from hf_seq2seq.benchmarks.measuring import make_batches, seconds_in_turn, tokens, train_step_fn
+    from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
+
+    config = cpu_preset_network()
     shipped = load_shipped(before)
     torch.manual_seed(0)
     after_model = modeling_transformer_mt.TransformerMTForConditionalGeneration(

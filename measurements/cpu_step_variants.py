@@ -16,31 +16,20 @@ import statistics
 import time
 
 import torch
+from ab import cpu_preset_network
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
 from hf_seq2seq.acceleration.compilation import compiled_for_training, sizes_apart
 from hf_seq2seq.benchmarks.measuring import tokens
 from hf_seq2seq.models.transformer_mt.configuration_transformer_mt import TransformerMTConfig
-from hf_seq2seq.training.presets import PRESETS
 
 LENGTHS = (6, 8, 10, 12, 15, 20, 30, 50)  # tokens a side: fra-eng's pairs and the joined examples
 
 
 def preset_model(attention: str = "sdpa") -> TransformerMTForConditionalGeneration:
-    preset = PRESETS["cpu"]
     config = TransformerMTConfig(
-        vocab_size=preset["vocab_size"],
-        d_model=preset["d_model"],
-        encoder_layers=preset["encoder_layers"],
-        decoder_layers=preset["decoder_layers"],
-        encoder_attention_heads=preset["attention_heads"],
-        decoder_attention_heads=preset["attention_heads"],
-        encoder_ffn_dim=preset["ffn_dim"],
-        decoder_ffn_dim=preset["ffn_dim"],
-        dropout=preset["dropout"],
-        normalize_before=preset["normalize_before"],
-        label_smoothing=0.1,
+        **cpu_preset_network(),
         pad_token_id=0,
         eos_token_id=2,
         decoder_start_token_id=0,
@@ -117,7 +106,7 @@ def main() -> None:
             rates = [sum(map(tokens, sets[name])) / s for s in seconds]
             print(f"{name:12} {statistics.median(rates):8.0f} training tokens/s  {[round(r) for r in rates]}")
         return
-    batches = random_batches(600, PRESETS["cpu"]["vocab_size"])
+    batches = random_batches(600, cpu_preset_network()["vocab_size"])
     if args.what == "attention":
         sdpa, eager = preset_model("sdpa"), preset_model("eager")
         variants = {
