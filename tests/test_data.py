@@ -335,7 +335,7 @@ def test_jsonl_french_to_english(tmp_path: Path, fra_txt: Path) -> None:
     assert {name: as_rows(ds[name]) for name in ds} == {name: as_rows(expected[name]) for name in expected}
 
 
-@pytest.mark.releases  # under the newest torch too
+@pytest.mark.releases  # at the oldest releases too
 def test_streaming_matches_in_memory(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "pairs.jsonl")
     in_memory = load_translation_dataset(path, cache_dir=str(tmp_path / "hf"))

@@ -27,7 +27,7 @@ from hf_seq2seq.evaluation.report import EvalReport
 from hf_seq2seq.models.folder import save_model_folder
 from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 SENTENCE = "the cat sat on the mat"
 MAX_POSITIONS = 32

@@ -24,7 +24,7 @@ from hf_seq2seq.formats.documents import DOCUMENT_FORMATS, DocumentError, base, 
 from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import names_a_language, translate_html
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 pptx = pytest.importorskip("pptx")
 etree = pytest.importorskip("lxml.etree")

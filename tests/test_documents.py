@@ -37,7 +37,7 @@ from hf_seq2seq.formats.documents.subtitles import wrap
 from hf_seq2seq.formats.glossary import Glossary
 from hf_seq2seq.formats.markup import translate_html
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 docx = pytest.importorskip("docx")
 srt = pytest.importorskip("srt")

@@ -14,7 +14,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
 
 VOCAB = TINY_VOCAB
 

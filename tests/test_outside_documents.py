@@ -22,7 +22,7 @@ from hf_seq2seq.formats.documents import translate_document_bytes
 from hf_seq2seq.formats.documents.html_pages import read_html
 from hf_seq2seq.formats.markup import read_pieces
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 OUTSIDE = FIXTURES / "outside"
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"

@@ -23,6 +23,7 @@ from hf_seq2seq.engines.torch_engine import TorchTranslator
 pytestmark = [
     pytest.mark.skipif(not packing_available(), reason="this torch has no oneDNN packed-weight ops"),
     pytest.mark.floors,  # torch's private ops, with their fallback, at torch's floor too
+    pytest.mark.newest_torch,  # and at its newest release
 ]
 
 # the output layer, the fused projections and the first FFN layer are packed at every batch size (`packing_pays`)

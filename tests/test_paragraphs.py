@@ -19,7 +19,7 @@ from hf_seq2seq.data.segmentation import split_sentences
 from hf_seq2seq.formats.documents import translate_document_bytes
 from hf_seq2seq.formats.paragraphs import paragraphs
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 WRAPPED = FIXTURES / "wrapped"
 RFC = WRAPPED / "rfc2324.txt"

@@ -17,7 +17,7 @@ from helpers import WordTranslator
 from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.formats.documents import DocumentError, translate_document, translate_document_bytes
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 pikepdf = pytest.importorskip("pikepdf")
 pytest.importorskip("pdfminer")

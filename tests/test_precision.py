@@ -25,7 +25,8 @@ from hf_seq2seq.engines.torch_engine import (
 )
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import greedy_search_arguments
 
-pytestmark = pytest.mark.floors  # torch's CPU checks, private ones with their fallback, at torch's floor
+# torch's CPU checks, private ones with their fallback, at torch's floor and its newest release
+pytestmark = [pytest.mark.floors, pytest.mark.newest_torch]
 
 VOCAB = 50
 

@@ -43,7 +43,7 @@ from hf_seq2seq.serving.batcher import Batcher  # noqa: E402
 from hf_seq2seq.serving.config import ServeConfig  # noqa: E402
 from hf_seq2seq.serving.worker import worker_loader  # noqa: E402
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 API_KEY = "test-key-1"
 WORDS = "how are you i like cheese good morning the a cat dog sat on mat is here big small red house".split()

@@ -52,7 +52,7 @@ from hf_seq2seq.serving.config import ServeConfig  # noqa: E402
 from hf_seq2seq.serving.limits import KeyLimits, KeysFileError, RateLimiter, parse_keys  # noqa: E402
 from hf_seq2seq.serving.worker import TranslatorWorker  # noqa: E402
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 ENGLISH = "Where is the station? It is very late."
 GERMAN = "Wo ist der Bahnhof? Es ist schon sehr spät."

@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 pytest.importorskip("starlette")
 hypothesis = pytest.importorskip("hypothesis")

@@ -15,7 +15,7 @@ from helpers import WordTranslator
 from hf_seq2seq.formats.documents import DocumentError, translate_document_bytes
 from hf_seq2seq.formats.documents.subtitles import wrap
 
-pytestmark = pytest.mark.releases  # CI runs these under the newest torch on PyPI too
+pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 
 srt = pytest.importorskip("srt")
 webvtt = pytest.importorskip("webvtt")

@@ -44,6 +44,7 @@ pytestmark = pytest.mark.floors  # the Trainer's paths at transformers' and acce
 
 
 @pytest.mark.releases  # the main job under the newest torch too
+@pytest.mark.newest_torch
 def test_pipeline_trains_saves_reloads_and_evaluates(tiny_run, synthetic_fra_txt):
     output_dir, results = tiny_run
     check_model_folder(output_dir)  # model, generation config, tokenizer and pipeline files are all there
@@ -321,6 +322,7 @@ PINNED_LOSSES = [5.9824, 4.9709, 4.3344, 3.7853, 3.1512, 2.6554, 2.1715, 1.8817]
 
 
 @pytest.mark.releases  # under the newest torch too
+@pytest.mark.newest_torch
 def test_a_short_seeded_run_follows_its_pinned_loss_curve(tmp_path, synthetic_fra_txt):
     """A silent change to the initialisation, the network, the loss or the optimiser schedule moves the curve;
     the tolerance only absorbs float reordering (e.g. another thread count). Pinned with `adamw_torch`; the presets'
