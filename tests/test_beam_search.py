@@ -29,7 +29,8 @@ from hf_seq2seq.models.folder import SHIPPED_MODULES, refresh_code
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 SOURCES = [source for source, _ in MEMORISED_PAIRS]
 TARGETS = [target for _, target in MEMORISED_PAIRS]

@@ -22,7 +22,8 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from hf_seq2seq.models.folder import SHIPPED_MODULES
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 BEFORE_THE_MOVE = FIXTURES / "folder-6307576"
 EXPECTED = json.loads((FIXTURES / "folder-6307576.tokens.json").read_text(encoding="utf-8"))

@@ -14,7 +14,8 @@ from hf_seq2seq.cli import translate as translate_cli
 from hf_seq2seq.engines.decoding import Decoding, compile_config
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 VOCAB = 50
 BATCHES = {"b1": [7], "b3-padded": [9, 3, 6], "b8-padded": [12, 1, 5, 12, 8, 2, 10, 4]}

@@ -18,7 +18,8 @@ from hf_seq2seq.cli.train import parse_args
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.training.trainer import TranslationTrainer
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ from hf_seq2seq.engines.packed_weights import packing_available, use_packed_weig
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 from hf_seq2seq.models.transformer_mt.generation_transformer_mt import first_argmax, greedy_search_arguments
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 VOCAB = 50
 

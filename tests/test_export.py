@@ -21,7 +21,8 @@ pytest.importorskip("ctranslate2")
 from hf_seq2seq.engines.ctranslate2_engine import GENERATE_DEFAULTS, CTranslate2Translator  # noqa: E402
 from hf_seq2seq.export.ctranslate2 import export_ctranslate2  # noqa: E402
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 SOURCES = [
     "the cat sat on the mat .",

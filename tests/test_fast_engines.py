@@ -30,7 +30,8 @@ from hf_seq2seq.serving.app import create_app  # noqa: E402
 from hf_seq2seq.serving.config import ServeConfig  # noqa: E402
 from hf_seq2seq.serving.worker import TranslatorWorker  # noqa: E402
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 ENGINES = [("ctranslate2", "fp32"), ("onnxruntime", "fp32"), ("onnxruntime", "int8")]
 IDS = ["ctranslate2-fp32", "onnxruntime-fp32", "onnxruntime-int8"]

@@ -16,7 +16,8 @@ from hf_seq2seq.engines.torch_engine import TorchTranslator
 from hf_seq2seq.evaluation.report import TRAINING_REPORT
 from hf_seq2seq.models.transformer_mt import modeling_transformer_mt
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 VOCAB = TINY_VOCAB
 

@@ -18,7 +18,8 @@ from hf_seq2seq.models.folder import save_model_folder
 from hf_seq2seq.training.averaging import average_checkpoints
 from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 CORPUS = [
     "the cat sat on the mat .",

@@ -17,7 +17,8 @@ from hf_seq2seq.engines.factory import load_translator
 from hf_seq2seq.engines.length_guard import fitting, overlong
 from hf_seq2seq.evaluation.evaluate import evaluate_translations
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 SHORT = ["cat", "thank you", "Hello ."]  # 1-3 words: guarded
 LONG = "the cat is here ."  # 5 words: translated as the model writes it

@@ -14,7 +14,8 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 from hf_seq2seq import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
 from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import CACHE_NAME
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 VOCAB = TINY_VOCAB
 

@@ -18,7 +18,8 @@ from hf_seq2seq.models.folder import register_pipeline, save_model_folder
 from hf_seq2seq.models.transformer_mt.protected_spans import ProtectedSplit
 from hf_seq2seq.training.saved_decoding import greedy_generation_config
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 # texts a document, a page or an application sends that are not sentences: each is copied as written
 VERBATIM = [

@@ -32,7 +32,8 @@ from hf_seq2seq.engines.onnxruntime_engine import PRECISIONS, OnnxTranslator, lo
 from hf_seq2seq.export import onnx as onnx_export  # noqa: E402
 from hf_seq2seq.export.onnx import export_onnx  # noqa: E402
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 SOURCES = [
     "the cat sat on the mat .",

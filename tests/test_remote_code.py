@@ -16,7 +16,8 @@ import subprocess
 import pytest
 from helpers import make_trained_folder, run_without_package
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 SENTENCE = "the cat sat on the mat"
 

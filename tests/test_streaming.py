@@ -15,7 +15,8 @@ from hf_seq2seq.data.errors import DataError
 from hf_seq2seq.training.arguments import DataArguments
 from hf_seq2seq.training.data_loading import load_splits
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 ROOT = Path(__file__).resolve().parents[1]
 

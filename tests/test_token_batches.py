@@ -19,7 +19,8 @@ from hf_seq2seq.models.transformer_mt.modeling_transformer_mt import Transformer
 from hf_seq2seq.training.token_batches import PairTooLongError, TokenBatchSampler, TokenBatchStream
 from hf_seq2seq.training.trainer import TranslationTrainer
 
-pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]  # at the oldest releases and the newest torch too
+# CI runs these at the oldest releases and under the newest torch on PyPI too
+pytestmark = [pytest.mark.releases, pytest.mark.newest_torch]
 
 LIMIT = 120
 
