@@ -375,3 +375,41 @@ def test_multi30k_mixed_with_fra_eng_validates_on_its_own_pairs(tmp_path, monkey
     domain = [s for s in sources if s.startswith("A dog number")]
     assert domain and len(domain) < len(sources)  # both corpora in the mix
     assert "A dog number 3 runs on the grass." not in sources  # kept out by its French side
+
+
+def test_the_software_messages_come_with_the_package_and_share_no_side_with_the_gettext_sets(
+    tmp_path, monkeypatch, synthetic_fra_txt
+):
+    """`software-messages-v1` (labels and messages of other projects' catalogues, to train on) is read by name from
+    the package either way, checked by sha256, and no pair shares a side with the gettext test sets, which come
+    from other projects and which its "default" keeps out again; beside fra-eng it adds its pairs to train while
+    validation and test stay fra-eng's."""
+    from hf_seq2seq.data import software_messages
+    from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES
+
+    splits = load_named_dataset(SOFTWARE_MESSAGES)
+    pairs = dict(zip(splits["train"]["src"], splits["train"]["tgt"], strict=True))
+    assert pairs["Paste"] == "Coller" and pairs["Save All"] == "Tout enregistrer"  # JupyterLab's French
+    total = sum(len(split) for split in splits.values())
+    assert 10_000 < total <= 10_708 and len(splits["validation"]) and len(splits["test"])
+    reverse = load_named_dataset(SOFTWARE_MESSAGES, source_lang="fr", target_lang="en")
+    rows = {pair for split in reverse.values() for pair in zip(split["src"], split["tgt"], strict=True)}
+    assert ("Ouvrir l'espace de travail", "Open Workspace") in rows
+
+    held_out = excluded_sentences([GETTEXT_MESSAGES, GETTEXT_FRAGMENTS], ("en", "fr"))
+    for name in ("en", "fr"):
+        lines = software_messages._lines(name)
+        assert len(lines) == 10_708 and not any(overlap_key(line) in held_out for line in lines)
+
+    mixed = load_corpora(["fra-eng", SOFTWARE_MESSAGES], data_path=synthetic_fra_txt)
+    fra_eng = load_named_dataset("fra-eng", data_path=synthetic_fra_txt)
+    assert len(mixed["train"]) == len(fra_eng["train"]) + len(splits["train"])
+    assert mixed["validation"]["src"] == fra_eng["validation"]["src"]
+
+    edited = tmp_path / "software_messages"
+    shutil.copytree(software_messages.SOFTWARE_MESSAGES_DIR, edited)
+    with open(edited / f"{SOFTWARE_MESSAGES}.fra", "a", encoding="utf-8") as f:
+        f.write("Oups\n")
+    monkeypatch.setattr(software_messages, "SOFTWARE_MESSAGES_DIR", edited)
+    with pytest.raises(ChecksumError, match="is not software-messages-v1's fr file as the package pins it"):
+        load_named_dataset(SOFTWARE_MESSAGES)

@@ -31,6 +31,7 @@ from datasets import (
 from hf_seq2seq.data.errors import ColumnError, DataError, DataFormatError, DataNotFoundError
 from hf_seq2seq.data.fra_eng import load_fra_eng
 from hf_seq2seq.data.multi30k import load_multi30k
+from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES, load_software_messages
 from hf_seq2seq.data.splits import (
     PAIR_FEATURES,
     AnyDataset,
@@ -38,7 +39,13 @@ from hf_seq2seq.data.splits import (
     check_fractions,
     finish_splits,
 )
-from hf_seq2seq.data.test_sets import STANDARD_TEST_SET, drop_overlap, excluded_sentences, shares_a_side
+from hf_seq2seq.data.test_sets import (
+    PACKAGED_TEST_SETS,
+    STANDARD_TEST_SET,
+    drop_overlap,
+    excluded_sentences,
+    shares_a_side,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -213,10 +220,15 @@ def load_translation_dataset(
     return IterableDatasetDict(finished) if streaming else DatasetDict(finished)
 
 
-DEFAULT_EXCLUSIONS = {"fra-eng": (STANDARD_TEST_SET,), "multi30k": ("multi30k_test_2016_flickr",)}
+DEFAULT_EXCLUSIONS = {
+    "fra-eng": (STANDARD_TEST_SET,),
+    "multi30k": ("multi30k_test_2016_flickr",),
+    SOFTWARE_MESSAGES: tuple(PACKAGED_TEST_SETS),
+}
 """The test sets kept out of a corpus's training data by default ("default" in `exclude_test_sets`): fra-eng's
 sentences are Tatoeba's, as half of the standard Tatoeba test set's are; Multi30k's, the captions of its test set
-of 2016 (the one its results here are scored on)."""
+of 2016 (the one its results here are scored on); the software messages', the gettext test sets (software messages
+too; it was built without them, and the run's report then names them)."""
 
 
 def exclusions(dataset: str, exclude_test_sets: Sequence[str]) -> list[str]:
@@ -274,13 +286,15 @@ def load_named_dataset(
     exclude_test_sets: Sequence[str] = ("default",),
 ) -> AnyDatasetDict:
     """``"fra-eng"`` (from ``data_path``, ``$HF_SEQ2SEQ_FRA_ENG`` or the download), ``"multi30k"`` (from
-    ``$HF_SEQ2SEQ_MULTI30K`` or the download) or any corpus that :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits, with the test
+    ``$HF_SEQ2SEQ_MULTI30K`` or the download), ``"software-messages-v1"`` (from the package) or any corpus that :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits, with the test
     sets of `exclude_test_sets` kept out of train and validation (:func:`exclusions`, :func:`keep_test_sets_out`:
     by default, the standard Tatoeba test set out of fra-eng)."""
     if dataset == "fra-eng":
         splits = load_fra_eng(data_path, source_lang=source_lang, target_lang=target_lang)
     elif dataset == "multi30k":
         splits = load_multi30k(source_lang=source_lang, target_lang=target_lang)
+    elif dataset == SOFTWARE_MESSAGES:
+        splits = load_software_messages(source_lang=source_lang, target_lang=target_lang)
     else:
         splits = load_translation_dataset(
             dataset, dataset_config, source_lang=source_lang, target_lang=target_lang, streaming=streaming
