@@ -175,6 +175,29 @@ def test_a_model_trained_on_other_data_is_refused_by_the_fra_eng_card(trained, t
         build_hub_folder(broken, tmp_path / "out", REPO_ID)
 
 
+def test_a_model_trained_beside_the_software_messages_credits_them_in_its_card(tmp_path):
+    """The `cpu` preset trains on fra-eng and the package's software messages: the card names the projects whose
+    catalogues they are and their licences, its test split stays the fra-eng entry; fra-eng with another corpus is
+    still refused."""
+    report = dataclasses.replace(REPORT, dataset="fra-eng,software-messages-v1")
+    model = make_trained_folder(tmp_path / "model", report=report)
+    card = ModelCard.load(build_hub_folder(model, tmp_path / "hub", REPO_ID) / "README.md")
+    assert [r.dataset_name for r in card.data.eval_results if r.metric_type == "bleu"] == [DATASET_NAME]
+    text = " ".join(card.text.split())
+    assert "trained on `software-messages-v1`" in text and "Indico (MIT)" in text
+    assert "training data CC-BY 2.0 FR, BSD-3-Clause and MIT" in text
+    plain = ModelCard.load(
+        build_hub_folder(make_trained_folder(tmp_path / "plain"), tmp_path / "hub2", REPO_ID) / "README.md"
+    )
+    assert "software-messages-v1" not in plain.text and "BSD-3-Clause" not in plain.text
+
+    other = make_trained_folder(
+        tmp_path / "other", report=dataclasses.replace(REPORT, dataset="fra-eng,wmt14")
+    )
+    with pytest.raises(HubFolderError, match="trained on fra-eng, wmt14"):
+        build_hub_folder(other, tmp_path / "hub3", REPO_ID)
+
+
 def test_tokenizer_model_mismatch_is_refused(trained, tmp_path):
     broken = Path(shutil.copytree(trained, tmp_path / "trained"))
     config = json.loads((broken / "config.json").read_text())

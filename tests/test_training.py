@@ -193,6 +193,26 @@ def test_a_run_reloads_its_best_checkpoint_the_same_without_the_trainers_private
     assert all(torch.equal(weights[key], weights_without[key]) for key in weights)
 
 
+def test_the_cpu_presets_train_on_fra_eng_and_the_software_messages(synthetic_fra_txt):
+    """The set-up command's data: fra-eng's pairs and the package's software messages (labels and messages that
+    fra.txt lacks: docs/recipe.md, "Software messages") in train, validation fra-eng's alone; `--dataset fra-eng`
+    trains on fra-eng alone."""
+    from hf_seq2seq.data.loaders import load_named_dataset
+    from hf_seq2seq.training.data_loading import load_splits
+
+    fra_eng = load_named_dataset("fra-eng", data_path=synthetic_fra_txt)
+    for preset in ("cpu", "cpu-long"):
+        _, data_args, _, _ = parse_args(["--preset", preset, "--data_path", str(synthetic_fra_txt)])
+        splits = load_splits(data_args)
+        sources = set(splits["train"]["src"])
+        assert {"Paste", "Save All"} <= sources and set(fra_eng["train"]["src"]) <= sources
+        assert splits["validation"]["src"] == fra_eng["validation"]["src"][: len(splits["validation"])]
+    _, data_args, _, _ = parse_args(
+        ["--preset", "cpu", "--data_path", str(synthetic_fra_txt), "--dataset", "fra-eng"]
+    )
+    assert set(load_splits(data_args)["train"]["src"]) == set(fra_eng["train"]["src"])
+
+
 def test_presets_set_defaults_that_flags_override():
     model_args, data_args, training_args, final_args = parse_args(
         ["--preset", "tiny", "--learning_rate", "1e-4", "--num_beams", "4"]

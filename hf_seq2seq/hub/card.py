@@ -18,6 +18,7 @@ import transformers
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES
 from hf_seq2seq.data.test_sets import OPUS_MT_TESTSETS_COMMIT, TEST_SETS
 from hf_seq2seq.evaluation.report import EvalReport
 from hf_seq2seq.hub.layout import RESULTS_DIR
@@ -36,6 +37,10 @@ DATA_ATTRIBUTION = "www.manythings.org/anki and tatoeba.org"
 DATA_LICENSE = "CC-BY 2.0 FR"
 DATA_LICENSE_URL = "https://creativecommons.org/licenses/by/2.0/fr/"
 LICENSE = "apache-2.0"
+SOFTWARE_MESSAGES_PROJECTS = (
+    "JupyterLab (BSD-3-Clause), Wagtail (BSD-3-Clause), Trac (BSD-3-Clause), Indico (MIT)"
+)
+"""Whose French gettext catalogues ``software-messages-v1`` holds, and their licences (its README in the package)."""
 
 
 LANGUAGE_NAMES = {"en": "English", "fr": "French"}
@@ -63,9 +68,15 @@ def _citation(repo_id: str, report: EvalReport) -> str:
     )
 
 
+def trained_on(report: EvalReport) -> list[str]:
+    """The corpora a training report names (`--dataset`, comma-separated)."""
+    return report.dataset.split(",")
+
+
 def _dataset_of(report: EvalReport) -> tuple[str, str]:
-    """(`dataset_type`, `dataset_name`) of a result's model-index entry."""
-    if report.dataset == "fra-eng":
+    """(`dataset_type`, `dataset_name`) of a result's model-index entry; a training run's test split is its first
+    corpus's."""
+    if report.split and trained_on(report)[0] == "fra-eng":
         return DATASET_ID, DATASET_NAME
     if report.dataset in TEST_SETS:  # a standard test set, as its leaderboard scores it
         return report.dataset, f"{report.dataset} (OPUS-MT-testsets {OPUS_MT_TESTSETS_COMMIT[:7]})"
@@ -180,6 +191,8 @@ def _results_values(reports: Sequence[EvalReport], repo_id: str) -> dict[str, An
         results=[(_dataset_of(result)[1], result) for result in reports],
         pipeline_tasks=pipeline_tasks(report.source_lang, report.target_lang),
         citation=_citation(repo_id, report),
+        software_messages=any(SOFTWARE_MESSAGES in trained_on(r) for r in reports if r.training),
+        software_messages_projects=SOFTWARE_MESSAGES_PROJECTS,
     )
 
 

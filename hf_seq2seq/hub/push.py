@@ -26,8 +26,9 @@ from pathlib import Path
 from huggingface_hub import HfApi
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES
 from hf_seq2seq.evaluation.report import STANDARD_REPORT, TRAINING_REPORT, EvalReport
-from hf_seq2seq.hub.card import render_model_card
+from hf_seq2seq.hub.card import render_model_card, trained_on
 from hf_seq2seq.hub.layout import CTRANSLATE2_DIR, DEFAULT_SENTENCE, ONNX_DIR, RESULTS_DIR
 from hf_seq2seq.hub.validation import (
     HubFolderError,
@@ -80,11 +81,11 @@ def load_reports(
     directions = {report.direction for report in loaded}
     if len(directions) > 1:
         raise HubFolderError(f"the results are for different directions: {', '.join(sorted(directions))}")
-    trained_on = {report.dataset for report in loaded if report.training}
-    if trained_on - {"fra-eng"}:
+    corpora = {name for report in loaded if report.training for name in trained_on(report)}
+    if corpora - {"fra-eng", SOFTWARE_MESSAGES}:
         raise HubFolderError(
-            f"the model card describes the Tatoeba fra-eng data, but this model was trained on "
-            f"{', '.join(sorted(trained_on))}; adapt model_card_template.md before publishing it"
+            f"the model card describes the Tatoeba fra-eng data and the package's {SOFTWARE_MESSAGES}, but this "
+            f"model was trained on {', '.join(sorted(corpora))}; adapt model_card_template.md before publishing it"
         )
     return loaded
 
