@@ -167,6 +167,7 @@ def test_the_gpu_recipe_copies_its_batches_to_the_device_without_waiting(tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.device_check  # run under the newest torch (a lent GPU's), not in the main run: docs/tests.md
 def test_the_device_check_runs_split_across_calls_and_writes_its_summary(tmp_path, synthetic_fra_txt):
     """measurements/gpu_check.sh as a lent GPU runs it, rehearsed on the CPU (`GPU_CHECK_DRY_RUN=1`): the variants of the
     step and the compiled benchmark in one call, the training (compiled, without cuDNN's attention) in the next, which
@@ -276,6 +277,7 @@ def test_the_device_checks_summary_names_the_cuda_graphs_rows(tmp_path, syntheti
 
 
 @pytest.mark.slow
+@pytest.mark.device_check  # run under the newest torch (a lent GPU's), not in the main run: docs/tests.md
 def test_the_device_check_screens_recipes_and_keeps_each_runs_figures(tmp_path, synthetic_fra_txt):
     """The device check's `screen` (the gpu recipe's short screen, rehearsed on the CPU): `hf-seq2seq compare` of the
     preset beside a change of it, each for the screen's budget; the comparison's JSON, and each run's test figures
