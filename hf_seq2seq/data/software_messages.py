@@ -13,14 +13,13 @@ WTForms), and no pair shares a side with those sets, nor with the projects kept 
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
 
-from hf_seq2seq.data.errors import ChecksumError, ColumnError, DataNotFoundError
+from hf_seq2seq.data.errors import ColumnError
 from hf_seq2seq.data.splits import PAIR_FEATURES, check_fractions, finish_splits
-from hf_seq2seq.data.test_sets import FILE_LANGUAGES
+from hf_seq2seq.data.test_sets import FILE_LANGUAGES, package_data_file
 
 SOFTWARE_MESSAGES = "software-messages-v1"
 """The corpus's name, as `--dataset` takes it."""
@@ -36,20 +35,13 @@ SOFTWARE_MESSAGES_SHA256 = {  # each file's sha256 in SOFTWARE_MESSAGES_DIR, by 
 
 def _lines(lang: str) -> list[str]:
     """The corpus's side in `lang`, one message a line, checked by sha256."""
-    path = SOFTWARE_MESSAGES_DIR / f"{SOFTWARE_MESSAGES}.{FILE_LANGUAGES[lang]}"
-    if not path.is_file():
-        raise DataNotFoundError(
-            f"{path} is missing: this install of hf_seq2seq lacks its package data; reinstall it"
-        )
-    data = path.read_bytes()
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != SOFTWARE_MESSAGES_SHA256[lang]:
-        raise ChecksumError(
-            f"{path} is not {SOFTWARE_MESSAGES}'s {lang} file as the package pins it: sha256 {actual}, expected "
-            f"{SOFTWARE_MESSAGES_SHA256[lang]}. Reinstall the package (measurements/build_software_messages.py "
-            "rebuilds it)."
-        )
-    return data.decode("utf-8").splitlines()
+    path = package_data_file(
+        SOFTWARE_MESSAGES_DIR / f"{SOFTWARE_MESSAGES}.{FILE_LANGUAGES[lang]}",
+        SOFTWARE_MESSAGES_SHA256[lang],
+        f"{SOFTWARE_MESSAGES}'s {lang} file",
+        "measurements/build_software_messages.py",
+    )
+    return path.read_text(encoding="utf-8").splitlines()
 
 
 def load_software_messages(

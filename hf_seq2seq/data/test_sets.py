@@ -126,20 +126,30 @@ def _how_to_supply(name: str) -> str:
     )
 
 
-def _packaged_file(name: str, lang: str, path: Path) -> Path:
-    """`path`, the file of a set of :data:`PACKAGED_TEST_SETS`, checked by sha256."""
+def package_data_file(path: Path, sha256: str, what: str, builder: str) -> Path:
+    """`path`, a data file that comes with the package, checked by its pinned `sha256`; an error names it as `what`
+    and the script that rebuilds it (`builder`)."""
     if not path.is_file():
         raise DataNotFoundError(
             f"{path} is missing: this install of hf_seq2seq lacks its package data; reinstall it"
         )
     actual = hashlib.sha256(path.read_bytes()).hexdigest()
-    if actual != PACKAGED_TEST_SETS[name][lang]:
+    if actual != sha256:
         raise ChecksumError(
-            f"{path} is not {name}'s {lang} file as the package pins it: sha256 {actual}, expected "
-            f"{PACKAGED_TEST_SETS[name][lang]}. Reinstall the package (measurements/build_gettext_test_sets.py "
-            "rebuilds the sets)."
+            f"{path} is not {what} as the package pins it: sha256 {actual}, expected {sha256}. Reinstall the "
+            f"package ({builder} rebuilds it)."
         )
     return path
+
+
+def _packaged_file(name: str, lang: str, path: Path) -> Path:
+    """`path`, the file of a set of :data:`PACKAGED_TEST_SETS`, checked by sha256."""
+    return package_data_file(
+        path,
+        PACKAGED_TEST_SETS[name][lang],
+        f"{name}'s {lang} file",
+        "measurements/build_gettext_test_sets.py",
+    )
 
 
 def test_set_file(name: str, lang: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
