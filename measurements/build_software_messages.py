@@ -25,7 +25,6 @@ not fuzzy, not obsolete, no plural forms), each English message once (the first 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import tempfile
 import zipfile
 from pathlib import Path
@@ -35,7 +34,7 @@ from build_gettext_test_sets import (
     MESSAGES,
     Wheel,
     is_fragment,
-    kept_message,
+    read_messages,
     sha256_of,
     wheel_path,
 )
@@ -120,29 +119,6 @@ VALIDATION_WHEELS = (
 """The wheels of the validation set: projects of their own, as a test set's are."""
 
 
-def read_catalogue_messages(wheel: Wheel, path: Path) -> tuple[list[tuple[str, str]], list[str]]:
-    """The kept `(English, French)` messages of `wheel`'s French catalogues (`.po`, or `.mo` where a wheel ships
-    only those), in order, and the catalogues read."""
-    import polib
-
-    messages, read = [], []
-    with zipfile.ZipFile(path) as archive:
-        names = sorted(n for n in archive.namelist() if any(fnmatch.fnmatch(n, p) for p in wheel.catalogues))
-        for name in names:
-            with tempfile.NamedTemporaryFile(suffix=Path(name).suffix) as copy:
-                copy.write(archive.read(name))
-                copy.flush()
-                catalogue = (polib.mofile if name.endswith(".mo") else polib.pofile)(copy.name)
-            read.append(name)
-            for entry in catalogue.translated_entries():
-                if entry.msgid_plural:
-                    continue
-                pair = kept_message(entry.msgid, entry.msgstr)
-                if pair is not None:
-                    messages.append(pair)
-    return messages, read
-
-
 def first_translations(messages: list[tuple[str, str]], seen: set[str]) -> list[tuple[str, str]]:
     """`messages` whose English is not in `seen` (which gains them), the first translation of each."""
     kept = []
@@ -224,12 +200,12 @@ def main() -> None:
         validation, seen = [], set()
         for wheel in VALIDATION_WHEELS:
             path = wheel_path(wheel, args.wheels, Path(downloads))
-            messages, _ = read_catalogue_messages(wheel, path)
+            messages, _ = read_messages(wheel, path)
             validation += first_translations(messages, seen)
         trains, seen = {}, set()
         for wheel in TRAIN_WHEELS:
             path = wheel_path(wheel, args.wheels, Path(downloads))
-            messages, read[wheel.project] = read_catalogue_messages(wheel, path)
+            messages, read[wheel.project] = read_messages(wheel, path)
             trains[wheel.project] = first_translations(messages, seen)
             with zipfile.ZipFile(path) as archive:
                 (SOFTWARE_MESSAGES_DIR / f"LICENSE-{wheel.project}").write_bytes(
