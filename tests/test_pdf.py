@@ -301,14 +301,14 @@ def test_a_longer_translation_takes_the_free_space_below_it_in_its_column_before
     assert text_of(translated).count("Bonjour monde et bonjour monde.") == 12
 
 
-def cell() -> bytes:
-    """A table cell, "The cat.", between rules, beside the next cell."""
+def cell(text: str = "The cat.", right: float = 130) -> bytes:
+    """A table cell, `text`, between rules (the one on its right at `right`), beside the next cell."""
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)
     canvas.setFont("Helvetica", 12)
-    canvas.drawString(72, 700, "The cat.")
-    canvas.drawString(140, 700, "Hello")  # the next cell
-    for rule in ((60, 714, 300, 714), (60, 694, 300, 694), (130, 690, 130, 720)):
+    canvas.drawString(72, 700, text)
+    canvas.drawString(right + 10, 700, "Hello")  # the next cell
+    for rule in ((60, 714, 400, 714), (60, 694, 400, 694), (right, 690, right, 720)):
         canvas.line(*rule)
     canvas.save()
     return out.getvalue()
@@ -326,6 +326,23 @@ def test_a_paragraph_that_does_not_fit_is_set_smaller_and_named():
     assert all(72 <= char.x0 and char.x1 <= 130 and 694 <= char.y0 and char.y1 <= 714 for char in new)
     assert all(char.size < 12 * 0.7 for char in new)
     assert "Bonjour" in text_of(translated)  # the next cell translated in its place
+
+
+def test_a_translation_far_too_long_for_its_box_goes_in_smaller_still_never_over_what_is_below():
+    """A table cell whose translation would need less than 30% of the size: set smaller still, within the cell's
+    rules, and named; not over the rule and the text below it (as it was set before 2026-12-07)."""
+    engine = WordTranslator(LEXICON | {"cat": " ".join(["chat très noir"] * 40)})
+    warnings: list[str] = []
+    # four words: a translation of three or fewer this long would be replaced as an invented sentence
+    translated = translate_document_bytes(
+        engine, cell("The cat is there.", right=170), ".pdf", warnings=warnings
+    )
+    scale = re.fullmatch(r"page 1, paragraph 1: set at (\d\d?)% of its size to fit", warnings[0])
+    assert scale and int(scale[1]) < 30
+    new = [c for c in chars(translated) if c.get_text().strip() and c.x0 < 170 and c.size < 12 * 0.3]
+    assert len(new) > 40 * len("chattrèsnoir")  # every word of it
+    assert all(72 <= char.x0 and char.x1 <= 170 and 694 <= char.y0 and char.y1 <= 714 for char in new)
+    assert "Bonjour" in text_of(translated)
 
 
 def test_text_in_a_form_xobject_is_translated_unless_a_figure_or_drawn_more_than_once(words):

@@ -12,9 +12,9 @@ indent kept), aligned as the source (left, centred, right, justified), wrapped w
 within the free width of its column, up to what is beside it, else the edges of the text above and below it). Where the translation does not fit its box it takes, in turn: tighter line
 spacing; the free space below it (down to what is drawn below, text, picture or drawing, overlapping its width,
 else the page's margin); smaller type in steps of 5% down to 70%. Past that it still goes in, smaller until it
-fits (down to 30%: a paragraph that needs less, a long translation in a box a line high, is set at 30% anyway,
-over what is below it), and says so (`Setting.squeezed`). What each paragraph takes becomes an obstacle to the
-ones set after it, so no translated line goes over another or off the page.
+fits (down to 5%: only a paragraph that needs less, not a word of it as wide as its box even then, is set over what
+is below it), and says so (`Setting.squeezed`). What each paragraph takes becomes an obstacle to the ones set after
+it, so no translated line goes over another or off the page.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from hf_seq2seq.formats.documents.runs import Out
 FAMILIES = {"serif": "Tinos", "sans": "Arimo", "mono": "Cousine"}
 SCALES = (0.95, 0.9, 0.85, 0.8, 0.75, 0.7)
 """The smaller sizes a paragraph is tried at, after tighter spacing and the free space below."""
-PAST = tuple(round(0.65 - 0.05 * k, 2) for k in range(8))
-"""Past 70%: what a paragraph is squeezed to, with a warning, down to 30%."""
+PAST = tuple(round(0.65 - 0.05 * k, 2) for k in range(13))
+"""Past 70%: what a paragraph is squeezed to, with a warning, down to 5% (text a reader can still zoom into, search
+and copy, rather than a line drawn over another)."""
 GAP = 1.0
 """Points kept between a paragraph and what is drawn next to it."""
 MARGIN = 0.05
