@@ -68,8 +68,10 @@ class DataArguments:
     dataset: str = field(
         default="fra-eng",
         metadata={
-            "help": "'fra-eng' (Tatoeba, downloaded or --data_path), 'multi30k', a Hub dataset or a local file or folder; "
-            "several, comma-separated, train on all of them (validation/test: the first's, or --eval_dataset)"
+            "help": "'fra-eng' (Tatoeba, downloaded or --data_path), 'multi30k', 'software-messages-v1' (software "
+            "labels and messages, in the package), a Hub dataset or a local file or folder; several, comma-separated, "
+            "train on all of them (validation/test: the first's, or --eval_dataset; the cpu presets: "
+            "fra-eng,software-messages-v1)"
         },
     )
     dataset_config: str | None = field(
