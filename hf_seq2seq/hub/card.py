@@ -76,7 +76,7 @@ def trained_on(report: EvalReport) -> list[str]:
 def _dataset_of(report: EvalReport) -> tuple[str, str]:
     """(`dataset_type`, `dataset_name`) of a result's model-index entry; a training run's test split is its first
     corpus's."""
-    if report.split and trained_on(report)[0] == "fra-eng":
+    if trained_on(report)[0] == "fra-eng":
         return DATASET_ID, DATASET_NAME
     if report.dataset in TEST_SETS:  # a standard test set, as its leaderboard scores it
         return report.dataset, f"{report.dataset} (OPUS-MT-testsets {OPUS_MT_TESTSETS_COMMIT[:7]})"
