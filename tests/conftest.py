@@ -12,7 +12,10 @@ from helpers import (
     GERMAN_VOCAB,
     MEMORISED_PAIRS,
     TEST_SETS_DIR,
+    built_once,
     make_trained_folder,
+    random_model_tokenizer,
+    save_end_first_model,
     tiny_args,
     train_memorising_folder,
     write_fra_txt,
@@ -61,6 +64,39 @@ def tiny_run(tmp_path_factory, synthetic_fra_txt) -> tuple[Path, dict]:
 def memorising_folder(tmp_path_factory) -> Path:
     """A tiny model trained in the test run to translate `helpers.MEMORISED_PAIRS` exactly, saved as a folder."""
     return train_memorising_folder(tmp_path_factory.mktemp("memorising") / "model")
+
+
+@pytest.fixture(scope="session")
+def pre_ln_memorising_export(tmp_path_factory) -> tuple[Path, Path]:
+    """A pre-LN model (the CPU presets' layout) trained like `memorising_folder`, and its ONNX export with fp32 and
+    int8 graphs: (model folder, export folder), made once in the whole run (`helpers.built_once`), the engines'
+    tests and the decoding tests reading the same export."""
+    onnx_export = pytest.importorskip("hf_seq2seq.export.onnx", reason="the onnx extra")
+
+    def build(folder: Path) -> Path:
+        model = train_memorising_folder(folder / "model", normalize_before=True)
+        onnx_export.export_onnx(model, folder / "export", quantize="int8")
+        return folder
+
+    folder = built_once(tmp_path_factory, "pre-ln-memorising", build)
+    return folder / "model", folder / "export"
+
+
+@pytest.fixture(scope="session")
+def end_first_export(tmp_path_factory) -> tuple[Path, Path]:
+    """A model that would translate every source into nothing, its second choice the word "chat"
+    (`helpers.save_end_first_model` over `helpers.random_model_tokenizer`, a tokenizer transformers.js reads too),
+    and its ONNX export (fp32): (model folder, export folder), made once in the whole run for the Python engines'
+    tests and the browser page's."""
+    onnx_export = pytest.importorskip("hf_seq2seq.export.onnx", reason="the onnx extra")
+
+    def build(folder: Path) -> Path:
+        model = save_end_first_model(random_model_tokenizer(), folder / "model", "▁chat")
+        onnx_export.export_onnx(model, folder / "export")
+        return folder
+
+    folder = built_once(tmp_path_factory, "end-first-chat", build)
+    return folder / "model", folder / "export"
 
 
 @pytest.fixture(scope="session")

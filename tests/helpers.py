@@ -249,6 +249,26 @@ def train_memorising_folder(
     return save_model_folder(model, tokenizer, path)
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """`build(folder)`'s result (a path under `folder`, which it creates), made once in the whole test run
+    however many pytest-xdist workers ask for it: the first to ask builds it while holding a lock, the others
+    wait and read it. A model export takes most of a minute; each worker making its own doubled that. Outside
+    xdist, the session's own folder holds it (never a folder that outlives the run: a change to the code it
+    builds with must be tested)."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, in which each worker has its own
+    folder, done = root / "built-once" / name, root / "built-once" / f"{name}.built"
+    folder.parent.mkdir(exist_ok=True)
+    with FileLock(str(root / "built-once" / f"{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed first try left
+            done.write_text(str(Path(build(folder)).relative_to(folder)), encoding="utf-8")
+    return folder / done.read_text(encoding="utf-8")
+
+
 def copy_without_pair(folder: Path, destination: Path) -> Path:
     """A copy of the model folder `folder` that records no language pair: its config's pipeline is `translation`
     alone, as `save_model_folder` writes it for a model whose direction was never registered."""
@@ -357,17 +377,17 @@ def save_babbling_model(tokenizer, folder: Path, word: str, end: float) -> Path:
     return save_model_folder(model, tokenizer, folder)
 
 
-def every_engine(folder: Path, tmp_path: Path, onnx: bool = True):
-    """The torch engine (fp32, int8), CTranslate2 (int8) and (`onnx`) ONNX Runtime on `folder`'s model."""
+def every_engine(folder: Path, tmp_path: Path, onnx_export: Path | None = None):
+    """The torch engine (fp32, int8) and CTranslate2 (int8) on `folder`'s model, and ONNX Runtime on its export
+    `onnx_export` where one is given (an export takes most of a minute: the callers share theirs)."""
     from hf_seq2seq.engines.factory import load_translator
     from hf_seq2seq.export.ctranslate2 import export_ctranslate2
-    from hf_seq2seq.export.onnx import export_onnx
 
     yield load_translator(folder)
     yield load_translator(folder, precision="int8")
     yield load_translator(export_ctranslate2(folder, tmp_path / "ct2", quantization="int8"), "ctranslate2")
-    if onnx:
-        yield load_translator(export_onnx(folder, tmp_path / "onnx"), "onnxruntime")
+    if onnx_export is not None:
+        yield load_translator(onnx_export, "onnxruntime")
 
 
 def run_without_package(body: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:

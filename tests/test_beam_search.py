@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import LEGACY_FOLDER, MEMORISED_PAIRS, run_without_package, train_memorising_folder
+from helpers import LEGACY_FOLDER, MEMORISED_PAIRS, run_without_package
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationMixin, pipeline
 from transformers.cache_utils import EncoderDecoderCache
 
@@ -186,16 +186,13 @@ def test_torch_engine_translates_the_training_sentences(memorised, num_beams):
 
 
 @pytest.fixture(scope="module")
-def pre_ln_export(tmp_path_factory):
+def pre_ln_export(pre_ln_memorising_export):
     """A pre-LN model (the CPU presets' layout: its extra final norms are traced like the rest) trained like
-    `memorising_folder`, its tokenizer and its ONNX export; test_onnx_export.py's export is of a post-LN model.
-    One export for both placements would be slow: tracing a model takes most of a minute."""
-    onnx_export = pytest.importorskip("hf_seq2seq.export.onnx", reason="the onnx extra")
-    root = tmp_path_factory.mktemp("pre-ln")
-    folder = train_memorising_folder(root / "model", normalize_before=True)
+    `memorising_folder`, its tokenizer and its ONNX export; test_onnx_export.py's export is of a post-LN model."""
+    folder, export = pre_ln_memorising_export
     model = AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
     assert model.config.normalize_before
-    return model, AutoTokenizer.from_pretrained(folder), onnx_export.export_onnx(folder, root / "export")
+    return model, AutoTokenizer.from_pretrained(folder), export
 
 
 @pytest.mark.parametrize("num_beams", BEAMS)

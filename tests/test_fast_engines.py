@@ -25,7 +25,6 @@ from hf_seq2seq.cli import translate as translate_cli  # noqa: E402
 from hf_seq2seq.engines.alignment import parse_pharaoh  # noqa: E402
 from hf_seq2seq.engines.factory import engine_of, load_translator  # noqa: E402
 from hf_seq2seq.export.ctranslate2 import export_ctranslate2  # noqa: E402
-from hf_seq2seq.export.onnx import export_onnx  # noqa: E402
 from hf_seq2seq.serving.app import create_app  # noqa: E402
 from hf_seq2seq.serving.config import ServeConfig  # noqa: E402
 from hf_seq2seq.serving.worker import TranslatorWorker  # noqa: E402
@@ -39,12 +38,14 @@ TARGETS = dict(MEMORISED_PAIRS)
 
 
 @pytest.fixture(scope="module")
-def exports(memorising_folder, tmp_path_factory):
-    """The memorising model exported to CTranslate2 (fp32 weights) and to ONNX (fp32 and int8 graphs)."""
+def exports(pre_ln_memorising_export, tmp_path_factory):
+    """The pre-LN memorising model (the CPU presets' layout) exported to CTranslate2 (fp32 weights) and to ONNX (fp32
+    and int8 graphs, the export the decoding tests read too)."""
+    folder, onnx_export = pre_ln_memorising_export
     root = tmp_path_factory.mktemp("fast-engines")
     return {
-        "ctranslate2": export_ctranslate2(memorising_folder, root / "ct2", quantization="float32"),
-        "onnxruntime": export_onnx(memorising_folder, root / "onnx", quantize="int8"),
+        "ctranslate2": export_ctranslate2(folder, root / "ct2", quantization="float32"),
+        "onnxruntime": onnx_export,
     }
 
 

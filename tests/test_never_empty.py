@@ -7,7 +7,7 @@ import json
 
 import pytest
 import torch
-from helpers import every_engine, save_end_first_model, tiny_tokenizer
+from helpers import every_engine, random_model_tokenizer, save_end_first_model
 from serve_helpers import ThreadServer, post_json, wait_ready
 
 from hf_seq2seq import TransformerMTForConditionalGeneration
@@ -60,10 +60,13 @@ def test_a_translation_that_comes_back_blank_is_the_source_as_written():
 @pytest.fixture(scope="module")
 def end_first(tmp_path_factory):
     """Two folders of models that would end every translation at once: the second choice is the word "chat", or
-    (None) the padding token, which decodes to nothing."""
+    (None) the padding token, which decodes to nothing. The first is `end_first_export`'s model."""
     folder = tmp_path_factory.mktemp("end-first")
-    tokenizer = tiny_tokenizer()
-    return {first: save_end_first_model(tokenizer, folder / str(first), first) for first in ("chat", None)}
+    tokenizer = random_model_tokenizer()
+    return {
+        first: save_end_first_model(tokenizer, folder / str(first), token)
+        for first, token in (("chat", "▁chat"), (None, None))
+    }
 
 
 SOURCES = ["cat", "good morning !", "the cat is here .", "thank you"]
@@ -79,14 +82,16 @@ def test_the_models_here_would_translate_everything_into_nothing(end_first):
     assert translator.tokenizer.batch_decode(generated, skip_special_tokens=True) == [""] * len(SOURCES)
 
 
-@pytest.mark.slow  # three exports
+@pytest.mark.slow  # two CTranslate2 exports, and the ONNX export
 @pytest.mark.parametrize("first", ["chat", None])
-def test_every_engine_writes_a_first_token_or_gives_the_source_back(end_first, tmp_path, first):
+def test_every_engine_writes_a_first_token_or_gives_the_source_back(
+    end_first, end_first_export, tmp_path, first
+):
     """The end token forbidden before a first token: the model's second choice ("chat"); where that decodes to
     nothing (padding), the source as written (ONNX Runtime decodes through the torch engine's `generate()` call,
     tested with "chat"). Greedy, beams and alternatives alike."""
     expected = ["chat"] * len(SOURCES) if first else SOURCES
-    for translator in every_engine(end_first[first], tmp_path, onnx=first is not None):
+    for translator in every_engine(end_first[first], tmp_path, end_first_export[1] if first else None):
         name = f"{translator.engine} {translator.precision}"
         assert translator.translate_sentences(SOURCES) == expected, name
         assert translate(translator, SOURCES, decoding=Decoding(num_beams=3)) == expected, name
@@ -104,7 +109,7 @@ def test_training_saves_a_decoding_that_writes_a_first_token(end_first, tmp_path
     model.generation_config = greedy_generation_config(model, (1.5, 4))
     assert model.generation_config.min_new_tokens == 1
     register_pipeline(model, "en", "fr")
-    save_model_folder(model, tiny_tokenizer(), tmp_path)
+    save_model_folder(model, random_model_tokenizer(), tmp_path)
     translator = pipeline("translation", model=str(tmp_path), trust_remote_code=True)
     assert [each["translation_text"] for each in translator(SOURCES)] == ["chat"] * len(SOURCES)
 

@@ -369,8 +369,8 @@ def onnx_runtime_translations(export_dir, lines: list[str], precision: str = "fp
     return [engine.translate_sentences([line])[0] for line in lines]
 
 
-@pytest.mark.slow  # two exports and two browser sessions
-def test_the_page_never_answers_a_word_with_nothing(page_tools, tmp_path):
+@pytest.mark.slow  # an export (the other is tests/test_never_empty.py's too) and two browser sessions
+def test_the_page_never_answers_a_word_with_nothing(page_tools, end_first_export, tmp_path):
     """Models whose first choice is always the end token (`helpers.save_end_first_model`): the page forbids it
     before a first token, as the Python engines do (tests/test_never_empty.py), and gives the line back where
     that token decodes to nothing (padding)."""
@@ -378,11 +378,12 @@ def test_the_page_never_answers_a_word_with_nothing(page_tools, tmp_path):
 
     from hf_seq2seq.export import onnx as onnx_export
 
-    tokenizer = random_model_tokenizer()
+    padding_first = save_end_first_model(random_model_tokenizer(), tmp_path / "model", None)
     lines = ["cat", "where is the dog ?"]
-    for first, expected in (("▁chat", ["chat", "chat"]), (None, lines)):
-        folder = save_end_first_model(tokenizer, tmp_path / str(first), first)
-        export = onnx_export.export_onnx(folder, tmp_path / f"{first}-onnx")
+    for export, expected in (
+        (end_first_export[1], ["chat", "chat"]),  # its second choice is the word "chat"
+        (onnx_export.export_onnx(padding_first, tmp_path / "onnx"), lines),
+    ):
         assert onnx_runtime_translations(export, lines) == expected
         assert translate_in_browser(export, lines) == expected
 
