@@ -176,9 +176,9 @@ def test_a_model_trained_on_other_data_is_refused_by_the_fra_eng_card(trained, t
 
 
 def test_a_model_trained_beside_the_software_messages_credits_them_in_its_card(tmp_path):
-    """The `cpu` preset trains on fra-eng and the package's software messages: the card names the projects whose
-    catalogues they are and their licences, its test split stays the fra-eng entry; fra-eng with another corpus is
-    still refused."""
+    """The `cpu` preset trains on fra-eng and the package's software messages (of at most 8 words): the card names
+    the corpus, the projects whose catalogues they are and their licences, its test split stays the fra-eng entry;
+    fra-eng with another corpus is still refused."""
     report = dataclasses.replace(REPORT, dataset="fra-eng,software-messages-v1")
     model = make_trained_folder(tmp_path / "model", report=report)
     card = ModelCard.load(build_hub_folder(model, tmp_path / "hub", REPO_ID) / "README.md")
@@ -190,6 +190,13 @@ def test_a_model_trained_beside_the_software_messages_credits_them_in_its_card(t
         build_hub_folder(make_trained_folder(tmp_path / "plain"), tmp_path / "hub2", REPO_ID) / "README.md"
     )
     assert "software-messages-v1" not in plain.text and "BSD-3-Clause" not in plain.text
+    short = make_trained_folder(
+        tmp_path / "short", report=dataclasses.replace(REPORT, dataset="fra-eng,software-messages-v1-short")
+    )
+    text = " ".join(
+        ModelCard.load(build_hub_folder(short, tmp_path / "hub3", REPO_ID) / "README.md").text.split()
+    )
+    assert "trained on `software-messages-v1-short`" in text and "messages of at most 8 words" in text
 
     other = make_trained_folder(
         tmp_path / "other", report=dataclasses.replace(REPORT, dataset="fra-eng,wmt14")

@@ -385,7 +385,7 @@ def test_the_software_messages_come_with_the_package_and_share_no_side_with_the_
     from other projects and which its "default" keeps out again; beside fra-eng it adds its pairs to train while
     validation and test stay fra-eng's."""
     from hf_seq2seq.data import software_messages
-    from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES
+    from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES, SOFTWARE_MESSAGES_SHORT
 
     splits = load_named_dataset(SOFTWARE_MESSAGES)
     pairs = dict(zip(splits["train"]["src"], splits["train"]["tgt"], strict=True))
@@ -395,6 +395,14 @@ def test_the_software_messages_come_with_the_package_and_share_no_side_with_the_
     reverse = load_named_dataset(SOFTWARE_MESSAGES, source_lang="fr", target_lang="en")
     rows = {pair for split in reverse.values() for pair in zip(split["src"], split["tgt"], strict=True)}
     assert ("Ouvrir l'espace de travail", "Open Workspace") in rows
+
+    # the cpu presets' part of it: the messages of at most 8 words, each in the split it has in the whole
+    short = load_named_dataset(SOFTWARE_MESSAGES_SHORT)
+    assert 8_000 < sum(len(split) for split in short.values()) <= 8_756
+    for name, split in short.items():
+        assert all(len(source.split()) <= 8 for source in split["src"])
+        assert set(split["src"]) <= set(splits[name]["src"]), name
+    assert "Paste" in short["train"]["src"]
 
     held_out = excluded_sentences([GETTEXT_MESSAGES, GETTEXT_FRAGMENTS], ("en", "fr"))
     for name in ("en", "fr"):

@@ -194,9 +194,9 @@ def test_a_run_reloads_its_best_checkpoint_the_same_without_the_trainers_private
 
 
 def test_the_cpu_presets_train_on_fra_eng_and_the_software_messages(synthetic_fra_txt):
-    """The set-up command's data: fra-eng's pairs and the package's software messages (labels and messages that
-    fra.txt lacks: docs/recipe.md, "Software messages") in train, validation fra-eng's alone; `--dataset fra-eng`
-    trains on fra-eng alone."""
+    """The set-up command's data: fra-eng's pairs and the package's software messages of at most 8 words (labels and
+    messages that fra.txt lacks: docs/recipe.md, "Software messages") in train, validation fra-eng's alone;
+    `--dataset fra-eng` trains on fra-eng alone."""
     from hf_seq2seq.data.loaders import load_named_dataset
     from hf_seq2seq.training.data_loading import load_splits
 
@@ -206,6 +206,7 @@ def test_the_cpu_presets_train_on_fra_eng_and_the_software_messages(synthetic_fr
         splits = load_splits(data_args)
         sources = set(splits["train"]["src"])
         assert {"Paste", "Save All"} <= sources and set(fra_eng["train"]["src"]) <= sources
+        assert max(len(message.split()) for message in sources - set(fra_eng["train"]["src"])) == 8
         assert splits["validation"]["src"] == fra_eng["validation"]["src"][: len(splits["validation"])]
     _, data_args, _, _ = parse_args(
         ["--preset", "cpu", "--data_path", str(synthetic_fra_txt), "--dataset", "fra-eng"]

@@ -31,7 +31,11 @@ from datasets import (
 from hf_seq2seq.data.errors import ColumnError, DataError, DataFormatError, DataNotFoundError
 from hf_seq2seq.data.fra_eng import load_fra_eng
 from hf_seq2seq.data.multi30k import load_multi30k
-from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES, load_software_messages
+from hf_seq2seq.data.software_messages import (
+    SOFTWARE_CORPORA,
+    SOFTWARE_MESSAGES_SHORT,
+    load_software_messages,
+)
 from hf_seq2seq.data.splits import (
     PAIR_FEATURES,
     AnyDataset,
@@ -223,7 +227,7 @@ def load_translation_dataset(
 DEFAULT_EXCLUSIONS = {
     "fra-eng": (STANDARD_TEST_SET,),
     "multi30k": ("multi30k_test_2016_flickr",),
-    SOFTWARE_MESSAGES: tuple(PACKAGED_TEST_SETS),
+    **{corpus: tuple(PACKAGED_TEST_SETS) for corpus in SOFTWARE_CORPORA},
 }
 """The test sets kept out of a corpus's training data by default ("default" in `exclude_test_sets`): fra-eng's
 sentences are Tatoeba's, as half of the standard Tatoeba test set's are; Multi30k's, the captions of its test set
@@ -286,15 +290,17 @@ def load_named_dataset(
     exclude_test_sets: Sequence[str] = ("default",),
 ) -> AnyDatasetDict:
     """``"fra-eng"`` (from ``data_path``, ``$HF_SEQ2SEQ_FRA_ENG`` or the download), ``"multi30k"`` (from
-    ``$HF_SEQ2SEQ_MULTI30K`` or the download), ``"software-messages-v1"`` (from the package) or any corpus that :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits, with the test
+    ``$HF_SEQ2SEQ_MULTI30K`` or the download), ``"software-messages-v1"`` or ``"software-messages-v1-short"`` (from the package) or any corpus that :func:`load_translation_dataset` reads, as the same ``src``/``tgt`` (+ ``references``) splits, with the test
     sets of `exclude_test_sets` kept out of train and validation (:func:`exclusions`, :func:`keep_test_sets_out`:
     by default, the standard Tatoeba test set out of fra-eng)."""
     if dataset == "fra-eng":
         splits = load_fra_eng(data_path, source_lang=source_lang, target_lang=target_lang)
     elif dataset == "multi30k":
         splits = load_multi30k(source_lang=source_lang, target_lang=target_lang)
-    elif dataset == SOFTWARE_MESSAGES:
-        splits = load_software_messages(source_lang=source_lang, target_lang=target_lang)
+    elif dataset in SOFTWARE_CORPORA:
+        splits = load_software_messages(
+            dataset == SOFTWARE_MESSAGES_SHORT, source_lang=source_lang, target_lang=target_lang
+        )
     else:
         splits = load_translation_dataset(
             dataset, dataset_config, source_lang=source_lang, target_lang=target_lang, streaming=streaming

@@ -18,7 +18,7 @@ import transformers
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES
+from hf_seq2seq.data.software_messages import SOFTWARE_CORPORA
 from hf_seq2seq.data.test_sets import OPUS_MT_TESTSETS_COMMIT, TEST_SETS
 from hf_seq2seq.evaluation.report import EvalReport
 from hf_seq2seq.hub.layout import RESULTS_DIR
@@ -191,7 +191,10 @@ def _results_values(reports: Sequence[EvalReport], repo_id: str) -> dict[str, An
         results=[(_dataset_of(result)[1], result) for result in reports],
         pipeline_tasks=pipeline_tasks(report.source_lang, report.target_lang),
         citation=_citation(repo_id, report),
-        software_messages=any(SOFTWARE_MESSAGES in trained_on(r) for r in reports if r.training),
+        # the name of the software-messages corpus the model trained on, or None
+        software_messages=next(
+            (c for r in reports if r.training for c in trained_on(r) if c in SOFTWARE_CORPORA), None
+        ),
         software_messages_projects=SOFTWARE_MESSAGES_PROJECTS,
     )
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from huggingface_hub import HfApi
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from hf_seq2seq.data.software_messages import SOFTWARE_MESSAGES
+from hf_seq2seq.data.software_messages import SOFTWARE_CORPORA, SOFTWARE_MESSAGES
 from hf_seq2seq.evaluation.report import STANDARD_REPORT, TRAINING_REPORT, EvalReport
 from hf_seq2seq.hub.card import render_model_card, trained_on
 from hf_seq2seq.hub.layout import CTRANSLATE2_DIR, DEFAULT_SENTENCE, ONNX_DIR, RESULTS_DIR
@@ -82,7 +82,7 @@ def load_reports(
     if len(directions) > 1:
         raise HubFolderError(f"the results are for different directions: {', '.join(sorted(directions))}")
     corpora = {name for report in loaded if report.training for name in trained_on(report)}
-    if corpora - {"fra-eng", SOFTWARE_MESSAGES}:
+    if corpora - {"fra-eng", *SOFTWARE_CORPORA}:
         raise HubFolderError(
             f"the model card describes the Tatoeba fra-eng data and the package's {SOFTWARE_MESSAGES}, but this "
             f"model was trained on {', '.join(sorted(corpora))}; adapt model_card_template.md before publishing it"

@@ -69,9 +69,9 @@ class DataArguments:
         default="fra-eng",
         metadata={
             "help": "'fra-eng' (Tatoeba, downloaded or --data_path), 'multi30k', 'software-messages-v1' (software "
-            "labels and messages, in the package), a Hub dataset or a local file or folder; several, comma-separated, "
-            "train on all of them (validation/test: the first's, or --eval_dataset; the cpu presets: "
-            "fra-eng,software-messages-v1)"
+            "labels and messages, in the package; 'software-messages-v1-short': those of at most 8 words), a Hub "
+            "dataset or a local file or folder; several, comma-separated, train on all of them (validation/test: the "
+            "first's, or --eval_dataset; the cpu presets: fra-eng,software-messages-v1-short)"
         },
     )
     dataset_config: str | None = field(
