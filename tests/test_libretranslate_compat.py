@@ -24,10 +24,11 @@ pytestmark = pytest.mark.releases  # CI runs these at the oldest releases too
 PAIR = {"source": "en", "target": "fr"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def servers(memorising_folder, memorising_fr_en_folder, tmp_path_factory):
     """{"default": url, "limited": url, "keys": url}: the three servers, started at once; the default one
-    serves en->fr and fr->en."""
+    serves en->fr and fr->en. For the session, not the module: a pytest-xdist worker that comes back to this file
+    after another's tests would start all three again (22-29 s each time on 2 cores)."""
     folder = tmp_path_factory.mktemp("compat")
     (folder / "keys.txt").write_text("free\n")
     options = {
