@@ -18,7 +18,7 @@ import transformers
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from hf_seq2seq.data.software_messages import SOFTWARE_CORPORA
+from hf_seq2seq.data.software_messages import SHORT_WORDS, SOFTWARE_CORPORA, SOFTWARE_MESSAGES_SHORT
 from hf_seq2seq.data.test_sets import OPUS_MT_TESTSETS_COMMIT, TEST_SETS
 from hf_seq2seq.evaluation.report import EvalReport
 from hf_seq2seq.hub.layout import RESULTS_DIR
@@ -184,6 +184,7 @@ def _model_values(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) ->
 def _results_values(reports: Sequence[EvalReport], repo_id: str) -> dict[str, Any]:
     """The template's values that describe the results (the first is the headline one) and how to cite."""
     report = reports[0]
+    software = next((c for r in reports if r.training for c in trained_on(r) if c in SOFTWARE_CORPORA), None)
     return dict(
         source_language=_language_name(report.source_lang),
         target_language=_language_name(report.target_lang),
@@ -191,10 +192,8 @@ def _results_values(reports: Sequence[EvalReport], repo_id: str) -> dict[str, An
         results=[(_dataset_of(result)[1], result) for result in reports],
         pipeline_tasks=pipeline_tasks(report.source_lang, report.target_lang),
         citation=_citation(repo_id, report),
-        # the name of the software-messages corpus the model trained on, or None
-        software_messages=next(
-            (c for r in reports if r.training for c in trained_on(r) if c in SOFTWARE_CORPORA), None
-        ),
+        software_messages=software,  # the name of the software-messages corpus the model trained on, or None
+        software_messages_words=SHORT_WORDS if software == SOFTWARE_MESSAGES_SHORT else None,
         software_messages_projects=SOFTWARE_MESSAGES_PROJECTS,
     )
 
