@@ -616,6 +616,42 @@ def test_a_tables_cells_are_texts_apart_and_numbers_and_x_cells_stay_as_written(
     assert "Le chien" in text and "Le chat" in text
 
 
+def test_row_labels_without_leaders_and_heads_side_by_side_are_each_their_own_text(words):
+    """A statistical table as the US Census Bureau sets one (tabula-py's `12s0324.pdf`): row labels in one box,
+    as wide as each other, with leaders cut short by a long label or none, each row's number to its right; two
+    columns' heads of two lines each, right-aligned, 4.5 points (0.75 em) apart."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 6)
+    right = 190.4
+    for head in (("The red", "cat"), ("The big", "dog")):
+        for k, line in enumerate(head):
+            canvas.drawRightString(right, 577 - 6.5 * k, line)
+        right += 4.5 + stringWidth(head[0], "Helvetica", 6)
+    labels = [
+        "The dog sees the cat and the book",
+        "The red cat sleeps and the big dog runs",
+        "My friend and",
+        "the",
+    ]
+    for k, (label, number) in enumerate(zip(labels, ("132.9", "56.9", None, "61.5"), strict=True)):
+        while stringWidth(label, "Helvetica", 6) < 104 and k in (0, 3):  # leaders to the longest label's end
+            label += " ."
+        canvas.drawString(36 + 3 * (k == 3), 540 - 6.5 * k, label)  # a label's second line indented
+        if number:
+            canvas.drawRightString(170, 540 - 6.5 * k, number)
+    canvas.line(146, 520, 146, 560)
+    canvas.showPage()
+    canvas.save()
+    translate_document_bytes(words, out.getvalue(), ".pdf")
+    sent = [sentence.strip() for call in words.calls for sentence in call]
+    assert "The red cat" in sent and "The big dog" in sent  # not "The red The big cat dog"
+    assert "The red cat sleeps and the big dog runs" in sent
+    rows = ("book", "sleeps", "friend")
+    assert all(sum(word in sentence for word in rows) <= 1 for sentence in sent)
+    assert any(sentence.startswith("My friend and the .") for sentence in sent)  # a label over two lines
+
+
 def test_a_character_the_fonts_lack_stays_as_drawn_and_its_paragraph_is_translated(words, monkeypatch):
     from hf_seq2seq.formats.documents import pdf
 

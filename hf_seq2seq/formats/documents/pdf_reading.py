@@ -7,8 +7,10 @@ operator that drew it (the stream, the page's or a form XObject's, and the opera
 tightest), the type size changes, a line ends short of the box's right edge although the next line's first word
 would have fitted on it, a line starts a list item or with a raised mark (a footnote's, kept as a list item's), the code of a monospace line starts or ends, and after a
 short line that ends a sentence. A table's cells are texts apart: a line is cut after dot leaders and where a
-vertical rule stands between its characters, no parts are joined across a rule or where one has words and the
-other none (a row's label and its numbers), and a row label ending in leaders ends its paragraph. A paragraph's lines are one text (a word broken at a hyphen over a line end
+vertical rule stands between its characters, no parts are joined across a rule, where one has words and the
+other none (a row's label and its numbers) or where their gap runs on down the line above or below with an edge in
+common (two columns' heads side by side), and a row label ending in leaders or with a cell of numbers beside it
+ends its paragraph. A paragraph's lines are one text (a word broken at a hyphen over a line end
 joined, the hyphen kept where the document writes the word with it elsewhere), read as `runs.Piece`s of one
 `Look` each: its family (serif, sans, monospace), weight, slant, size, colour and rise.
 
@@ -224,7 +226,13 @@ def read_pages(data: bytes, covered) -> tuple[list[Page], Operators]:
         page.links = _links(pdf_page)
         rules = [o for o in device.obstacles if o[2] - o[0] < 2 and o[3] - o[1] > 4]  # vertical rules
         blocks = _blocks(layout, rules)
-        page.paragraphs = [p for lines, figure in blocks for p in _paragraphs(lines, number, figure)]
+        numbers = [  # a table's cells: blocks of lines without words (not a paragraph's last line, a date)
+            line
+            for lines, _ in blocks
+            if all(nothing_to_translate(li.text) for li in lines)
+            for line in lines
+        ]
+        page.paragraphs = [p for lines, figure in blocks for p in _paragraphs(lines, number, figure, numbers)]
         pages.append(page)
     words = Counter(
         word.strip(PUNCTUATION).lower() for page in pages for p in page.paragraphs for word in p.text.split()
@@ -506,14 +514,18 @@ def _blocks(layout, rules: list = ()) -> list[tuple[list[Line], bool]]:
         ((k, line) for k, lines in enumerate(boxes) for line in lines),
         key=lambda e: (-e[1].baseline, e[1].x0),
     )
-    for (k, a), (j, b) in zip(parts, parts[1:], strict=False):
-        size = min(_main_size(a), _main_size(b))
+    pairs = [
+        (k, a, j, b)
+        for (k, a), (j, b) in zip(parts, parts[1:], strict=False)
+        if abs(a.baseline - b.baseline) < 0.5
+    ]  # parts side by side on one line
+    for k, a, j, b in pairs:
         if (
-            abs(a.baseline - b.baseline) < 0.5
-            and -1 < b.x0 - a.x1 < size
+            -1 < b.x0 - a.x1 < min(_main_size(a), _main_size(b))
             and abs(_main_size(a) - _main_size(b)) < 1
             and has_words(a.text) == has_words(b.text)
             and not _between(a, b, rules)
+            and not any(_gutter(a, b, c, d) for _, c, _, d in pairs)
         ):
             owner[root(j)] = root(k)
     for k, upper in enumerate(boxes):  # a box that goes on right below another, as its next line would
@@ -544,6 +556,23 @@ def _blocks(layout, rules: list = ()) -> list[tuple[list[Line], bool]]:
     return blocks
 
 
+def _gutter(a: Line, b: Line, c: Line, d: Line) -> bool:
+    """Whether the gap between parts `a` and `b` of a line and that between `c` and `d` of the line above or
+    below are one white channel down the page, with one edge in common: table cells side by side (a column's
+    head over two lines, right-aligned, beside the next one's), not the wide spaces of a justified line, which
+    fall where its words do."""
+    near = 0 < abs(a.baseline - c.baseline) <= 1.35 * max(_main_size(a), _main_size(c))
+    edge = abs(a.x1 - c.x1) < 1 or abs(b.x0 - d.x0) < 1
+    return near and edge and min(b.x0, d.x0) - max(a.x1, c.x1) > 0.5 * (b.x0 - a.x1)
+
+
+def _row_label(line: Line, numbers: list[Line]) -> bool:
+    """Whether a cell of numbers stands right of `line`, on its baseline and within ten ems: `line` ends a
+    table row's label (its leaders, where it has any, cut short by a long label)."""
+    size = _main_size(line)
+    return any(abs(n.baseline - line.baseline) < 0.5 and 0 <= n.x0 - line.x1 < 10 * size for n in numbers)
+
+
 def _follows(upper: Line, lower: Line) -> bool:
     """Whether `lower` stands where the line after `upper` would: below it at most 1.35 times its size, across
     the same width, in the same size."""
@@ -557,8 +586,9 @@ def _follows(upper: Line, lower: Line) -> bool:
     )
 
 
-def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
-    """A text box's lines cut into paragraphs (the module docstring)."""
+def _paragraphs(lines: list[Line], page: int, figure: bool, numbers: list[Line] = ()) -> list[Paragraph]:
+    """A text box's lines cut into paragraphs (the module docstring); `numbers`: the page's lines that have no
+    word to translate, a table's cells."""
     # the box's leading: its tightest line spacing (within a paragraph), lines that overlap aside
     pitches = [a.baseline - b.baseline for a, b in zip(lines, lines[1:], strict=False)]
     sizes = [min(_main_size(a), _main_size(b)) for a, b in zip(lines, lines[1:], strict=False)]
@@ -576,9 +606,13 @@ def _paragraphs(lines: list[Line], page: int, figure: bool) -> list[Paragraph]:
             or _raised_mark(line) is not None  # a footnote, its mark raised
             or nothing_to_translate(line.text) != nothing_to_translate(before.text)  # a table's numbers
             or bool(ROW_LABEL.search(text_before))  # a table's row label, its dot leaders
+            or _row_label(before, numbers)  # a table's row label, its numbers beside it
             or _code(before) != _code(line)
             or (text_before.endswith(FINAL) and before.x1 < right - 0.15 * width)
-            or right - before.x1 > _first_word(line) + 0.5 * size  # its first word would have fitted before
+            or (
+                right - before.x1 > _first_word(line) + 0.5 * size  # its first word would have fitted before
+                and not (ROW_LABEL.search(line.text.rstrip()) or _row_label(line, numbers))  # a label goes on
+            )
         )
         if new:
             paragraphs.append([line])
