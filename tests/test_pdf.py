@@ -10,6 +10,7 @@ back with pdfminer.six."""
 import io
 import re
 import sys
+from itertools import groupby
 
 import pytest
 from helpers import WordTranslator
@@ -257,10 +258,10 @@ def test_a_superscript_stays_raised(words):
     canvas.drawText(text)
     canvas.save()
     translated = translate_document_bytes(words, out.getvalue(), ".pdf")
-    assert text_of(translated) == "Le book3 de mon ami est ici."  # "book3": a word the test engine knows not
+    assert text_of(translated) == "Le livre3 de mon ami est ici."  # the mark not translated, after its word's
     mark = word_chars(translated, "3")[0]
     assert round(mark.matrix[5]) == 705 and round(mark.size) == 7
-    assert round(word_chars(translated, "book")[0].matrix[5]) == 700
+    assert round(word_chars(translated, "livre")[0].matrix[5]) == 700
 
 
 def test_the_translation_is_embedded_subset_fonts_with_a_unicode_map(words):
@@ -650,6 +651,74 @@ def test_row_labels_without_leaders_and_heads_side_by_side_are_each_their_own_te
     rows = ("book", "sleeps", "friend")
     assert all(sum(word in sentence for word in rows) <= 1 for sentence in sent)
     assert any(sentence.startswith("My friend and the .") for sentence in sent)  # a label over two lines
+
+
+def test_a_raised_footnote_mark_is_not_translated_and_comes_back_after_the_word_it_followed(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 700, "The red dog")
+    canvas.setFont("Helvetica", 7)
+    canvas.drawString(72 + stringWidth("The red dog", "Helvetica", 12), 705, "12")  # the mark, raised
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72 + stringWidth("The red dog ", "Helvetica", 12) + 8, 700, "sleeps.")
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    assert [s.strip() for call in words.calls for s in call] == ["The red dog sleeps."]
+    assert "Le chien rouge12 dort." in text_of(translated)
+    marks = [c for c in chars(translated) if c.get_text() in "12"]
+    assert [c.size < 8 for c in marks] == [True, True]  # set raised and small, as it was
+    assert all(c.y0 > 702 for c in marks)
+
+
+def test_a_centred_lines_raised_mark_stays_just_before_its_translated_text(words):
+    """Affiliations under a title, as beamer sets them: each line centred, its number raised before it; the
+    translation is longer, so the mark moves with the text's start instead of landing on its letters."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 700, "The big dog runs and the cat sleeps.")
+    for k, (mark, line) in enumerate((("1", "The big dog"), ("2", "My friend"))):
+        y = 600 - 20 * k
+        start = 306 - stringWidth(line, "Helvetica", 12) / 2  # the text centred, its mark before it
+        canvas.setFont("Helvetica", 7)
+        canvas.drawString(start - stringWidth(mark, "Helvetica", 7), y + 5, mark)
+        canvas.setFont("Helvetica", 12)
+        canvas.drawString(start, y, line)
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    assert sorted(s.strip() for call in words.calls for s in call) == [
+        "My friend", "The big dog", "The big dog runs and the cat sleeps."
+    ]  # fmt: skip
+    read = chars(translated)
+    for mark, first in (("1", "L"), ("2", "M")):
+        number = next(c for c in read if c.get_text() == mark)
+        letter = next(c for c in read if c.get_text() == first and abs(c.y0 - number.y0) < 8)
+        assert -0.01 < letter.x0 - number.x1 < 2, (
+            mark,
+            number.x0,
+            letter.x0,
+        )  # "¹Le chien grand", "²Mon ami"
+
+
+def test_a_centred_title_of_two_lines_comes_back_centred(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 600, "The big dog runs and the cat sleeps.")
+    canvas.setFont("Helvetica-Bold", 16)
+    for k, line in enumerate(("The big dog runs and the red cat sleeps", "and my friend sees the book")):
+        canvas.drawCentredString(306, 700 - 19 * k, line)
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    title = [c for c in chars(translated) if c.size > 14 and c.get_text().strip()]
+    assert "".join(c.get_text() for c in title).startswith("Lechiengrandcourt")
+    for _, line in groupby(sorted(title, key=lambda c: (-round(c.y0), c.x0)), key=lambda c: round(c.y0)):
+        line = list(line)
+        assert abs((line[0].x0 + line[-1].x1) / 2 - 306) < 2  # not flush left with a hanging indent
 
 
 def test_a_character_the_fonts_lack_stays_as_drawn_and_its_paragraph_is_translated(words, monkeypatch):

@@ -42,7 +42,7 @@ from hf_seq2seq.formats.documents.base import (
     has_words,
     require,
 )
-from hf_seq2seq.formats.documents.pdf_reading import Code, Look, Operators, Page, read_pages
+from hf_seq2seq.formats.documents.pdf_reading import Code, Look, Mark, Operators, Page, read_pages
 from hf_seq2seq.formats.documents.pdf_setting import covered, draw, fit
 from hf_seq2seq.formats.documents.runs import Out, translate_paragraphs
 
@@ -142,13 +142,15 @@ def _warn(job: Job, message: str) -> None:
 
 def _as_written(out: list[Out], written: set | None = None) -> list[Out]:
     """A paragraph's translation with each code run as it was written, where the first of its words went (its
-    spacing kept), inside links too; every piece's style a `Look`."""
+    spacing kept), and each raised mark as it was, inside links too; every piece's style a `Look`."""
     written = set() if written is None else written
     pieces = []
     for piece in out:
         style = piece.style
         if piece.container is not None:
             pieces.append(Out(container=piece.container, pieces=_as_written(piece.pieces, written)))
+        elif isinstance(piece.kept, Mark):
+            pieces.append(Out(piece.kept.text, piece.kept.look))
         elif isinstance(style, Code):
             text = piece.text
             lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]

@@ -91,6 +91,16 @@ class Code:
     text: str
 
 
+@dataclass(frozen=True, eq=False)
+class Mark:
+    """A raised or lowered run without letters at a word's end (a footnote's `1` or `*`, a unit's `2`): not
+    translated, it comes back as written after the target word aligned to the word it follows (`runs`' kept
+    things)."""
+
+    look: Look
+    text: str
+
+
 @dataclass(frozen=True)
 class Link:
     """A link annotation of a page: its rank in the page's /Annots and its rectangle (in pdfminer's space); a
@@ -728,7 +738,8 @@ def _pieces(paragraph: Paragraph, words: Counter, code: bool, links: list[Link])
 
 
 def _runs(chars: list[tuple[str, Look]], code: bool) -> list[Piece]:
-    """Characters as runs of one look (a space takes the look before it); with `code`, monospace ones `Code`."""
+    """Characters as runs of one look (a space takes the look before it), a raised mark a `Mark`; with `code`,
+    monospace ones `Code`."""
     pieces: list[Piece] = []
     text, look = "", None
     for char, char_look in chars:
@@ -740,12 +751,27 @@ def _runs(chars: list[tuple[str, Look]], code: bool) -> list[Piece]:
         text += char
     if text:
         pieces.append(Piece(text=text, style=look))
+    pieces = [part for k, piece in enumerate(pieces) for part in _mark(piece, pieces[k + 1 : k + 2])]
     if code:
         pieces = [
-            Piece(text=p.text, style=Code(p.style, p.text.strip())) if p.style.family == "mono" else p
+            Piece(text=p.text, style=Code(p.style, p.text.strip()))
+            if p.kept is None and p.style.family == "mono"
+            else p
             for p in pieces
         ]
     return pieces
+
+
+def _mark(piece: Piece, after: list[Piece]) -> list[Piece]:
+    """A run as pieces: a `Mark` and the spaces after it where it is one (raised or lowered, no letter, at a
+    word's end: before a space, a punctuation mark or the paragraph's end), else the run itself."""
+    mark = piece.text.rstrip()
+    end = piece.text[len(mark) :] or (after[0].text[:1] if after else " ")
+    if not piece.style.rise or not mark or has_words(mark) or not (end.isspace() or end in PUNCTUATION):
+        return [piece]
+    return [Piece(kept=Mark(piece.style, mark))] + (
+        [Piece(text=piece.text[len(mark) :], style=piece.style)] * (mark != piece.text)
+    )
 
 
 def _link(char, links: list[Link]) -> Link | None:

@@ -124,6 +124,8 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
     align = _alignment(paragraph, page)
     start = lines[0].x0
     rest = min((line.x0 for line in lines[1:]), default=x0)
+    if align == "center":  # every line centred in the same width: no hanging indent
+        start = rest = x0
     right = x1
     if len(lines) == 1:  # a line alone may take the free width of its column
         beside = [o for o in others if o[1] < y1 - 1 and o[3] > y0 + 1]
@@ -154,7 +156,7 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
         first = y1 - above * scale
         last = first - (len(wrapped) - 1) * lead
         if last - below * scale >= bottom - 0.5 or k == len(tries) - 1:
-            setting = _place(wrapped, first, lead, scale, (start, rest, right), align, paragraph.marker)
+            setting = _place(wrapped, first, lead, scale, (start, rest, right), align, _marker(paragraph))
             setting.squeezed = scale < SCALES[-1]
             setting.box = (min(start, rest), last - below * scale, right, y1)
             obstacles.append(setting.box)
@@ -163,7 +165,7 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
     scale = PAST[-1]
     wrapped = [[word] for word in words]
     setting = _place(
-        wrapped, y1 - above * scale, tight * scale, scale, (start, rest, right), "left", paragraph.marker
+        wrapped, y1 - above * scale, tight * scale, scale, (start, rest, right), "left", _marker(paragraph)
     )
     setting.squeezed = True
     setting.box = (start, y1 - above * scale - len(wrapped) * tight * scale, right, y1)
@@ -205,6 +207,9 @@ def _alignment(paragraph: Paragraph, page) -> str:
     lefts = [line.x0 for line in lines[1:]]
     rights = [line.x1 for line in lines]
     middles = [(line.x0 + line.x1) / 2 for line in lines]
+    starts = [line.x0 for line in lines]
+    if max(middles) - min(middles) < 2 and max(starts) - min(starts) >= 2:  # a title of two lines too
+        return "center"
     if max(lefts) - min(lefts) < 2:
         ends = rights[:-1]
         return "justify" if max(ends) - min(ends) < 2 and len(lines) > 2 else "left"
@@ -272,8 +277,17 @@ def _wrap(words: list[_Word], scale: float, first: float, rest: float) -> list[l
     return lines
 
 
+def _marker(paragraph: Paragraph):
+    """A list item's or footnote's mark: where it was, what it is, its look, and how far before the text it
+    stood."""
+    if paragraph.marker is None:
+        return None
+    return (*paragraph.marker, paragraph.lines[0].x0 - paragraph.marker[0])
+
+
 def _place(wrapped, first: float, lead: float, scale: float, edges, align: str, marker) -> Setting:
-    """Each line's words at their places: aligned as the source was; a list item's mark where it was."""
+    """Each line's words at their places: aligned as the source was; a list item's or footnote's mark where it
+    was, or as far before a centred or right-aligned first line as it stood before the source's."""
     start, rest, right = edges
     lines = []
     for k, line in enumerate(wrapped):
@@ -300,7 +314,10 @@ def _place(wrapped, first: float, lead: float, scale: float, edges, align: str, 
                 x += width(text, look, scale)
         stretches = _merged(stretches, scale)
         if k == 0 and marker is not None:
-            stretches.insert(0, (*marker, None))
+            x0, text, look, before = marker
+            if align in ("center", "right") and stretches:
+                x0 = stretches[0][0] - before
+            stretches.insert(0, (x0, text, look, None))
         lines.append((first - k * lead, stretches))
     return Setting(lines, scale, (0, 0, 0, 0))
 
