@@ -739,6 +739,30 @@ def test_a_character_the_fonts_lack_stays_as_drawn_and_its_paragraph_is_translat
     assert "#" in text  # its own operator left: drawn where it was
 
 
+def test_a_line_is_set_clear_of_a_character_left_drawn_after_it(words, monkeypatch):
+    """A table's head with a flag the fonts lack after its word (pypdf's `example.pdf`: "Indonesia 🇮🇩"): the
+    longer translation is not drawn over it."""
+    from hf_seq2seq.formats.documents import pdf
+
+    monkeypatch.setattr(pdf, "covered", lambda text, look: "#" not in text)
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 600, "The big dog runs and the cat sleeps.")
+    canvas.drawString(72, 700, "Hello")
+    canvas.drawString(72 + stringWidth("Hello ", "Helvetica", 12), 700, "#")
+    canvas.drawString(150, 700, "The cat")
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    read = sorted((c for c in chars(translated) if 695 < c.y0 < 705), key=lambda c: c.x0)  # the heads' line
+    assert "".join(c.get_text() for c in read if c.get_text().strip()).startswith("Bonjour#")  # wider
+    flag = next(c for c in read if c.get_text() == "#")
+    assert all(
+        c.x1 <= flag.x0 + 0.5 or c.x0 >= flag.x1 for c in read if c is not flag and c.get_text().strip()
+    )
+
+
 def test_a_roman_page_number_stays_as_written_and_a_running_head_is_its_own_text(words):
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)

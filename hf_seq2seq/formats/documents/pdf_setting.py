@@ -11,7 +11,8 @@ Fit: a paragraph is set from where its first line was, each line starting where 
 indent kept), aligned as the source (left, centred, right, justified), wrapped within its width (a line alone:
 within the free width of its column, up to what is beside it, else the edges of the text above and below it). Where the translation does not fit its box it takes, in turn: tighter line
 spacing; the free space below it (down to what is drawn below, text, picture or drawing, overlapping its width,
-else the page's margin); smaller type in steps of 5% down to 70%. Past that it still goes in, smaller until it
+else the page's margin); smaller type in steps of 5% down to 70%. A line alone stays clear of the characters
+left drawn before or after its text (a flag the fonts lack). Past that it still goes in, smaller until it
 fits (down to 5%: only a paragraph that needs less, not a word of it as wide as its box even then, is set over what
 is below it), and says so (`Setting.squeezed`). What each paragraph takes becomes an obstacle to the ones set after
 it, so no translated line goes over another or off the page.
@@ -142,6 +143,7 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
             right = middle + half
         elif align == "right":
             start, rest, right = min(left, x0), min(left, x0), x1
+        start, rest, right = _clear_of_left(paragraph, start, rest, right)
     pitch = _pitch(paragraph)
     tight = max(1.02 * size, 0.9 * pitch)
     above = y1 - lines[0].baseline  # the ascent of its first line
@@ -171,6 +173,23 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
     setting.box = (start, y1 - above * scale - len(wrapped) * tight * scale, right, y1)
     obstacles.append(setting.box)
     return setting
+
+
+def _clear_of_left(
+    paragraph: Paragraph, start: float, rest: float, right: float
+) -> tuple[float, float, float]:
+    """A line's edges kept clear of the characters left drawn where they are (`Paragraph.left`: a flag the fonts
+    lack): those after its text end its width, those before it start it."""
+    chars = [c for c in paragraph.lines[0].chars if c[5] is not None]
+    left = [c[5] for c in chars if c[2] is not None and c[2] in paragraph.left]
+    text = [c[5] for c in chars if c[2] is None or c[2] not in paragraph.left]
+    if not left or not text:
+        return start, rest, right
+    if min(c.x0 for c in left) >= max(c.x1 for c in text) - 1:
+        return start, rest, min(right, min(c.x0 for c in left) - GAP)
+    if max(c.x1 for c in left) <= min(c.x0 for c in text) + 1:
+        start = rest = max(start, max(c.x1 for c in left) + GAP)
+    return start, rest, right
 
 
 def _overlap(a, b) -> bool:
