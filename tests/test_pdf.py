@@ -763,6 +763,30 @@ def test_a_line_is_set_clear_of_a_character_left_drawn_after_it(words, monkeypat
     )
 
 
+def test_a_title_in_a_drawn_box_stays_inside_it(words):
+    """A slide's title in its coloured frame (beamer's, pdf-parse's "ORIGINAL ARTICLE" box): the longer
+    translation is set inside the frame, not below or beside it."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 400, "The big dog runs and the cat sleeps.")
+    canvas.setFillColorRGB(0.2, 0.2, 0.7)
+    canvas.rect(150, 680, 212, 40, stroke=0, fill=1)
+    canvas.setFillColorRGB(1, 1, 1)
+    canvas.setFont("Helvetica", 16)
+    canvas.drawCentredString(256, 694, "Hello my red friend")  # in the middle of its box, not of the page
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    title = [c for c in chars(translated) if c.y0 > 600 and c.get_text().strip()]
+    assert "".join(c.get_text() for c in title) == "Bonjourmonamirouge"
+    assert all(150 <= c.x0 and c.x1 <= 362 and 680 <= c.y0 and c.y1 <= 720 for c in title)
+    lines = {round(c.y0) for c in title}
+    for y in lines:  # each line centred in the box
+        line = sorted((c for c in title if round(c.y0) == y), key=lambda c: c.x0)
+        assert abs((line[0].x0 + line[-1].x1) / 2 - 256) < 2
+
+
 def test_a_roman_page_number_stays_as_written_and_a_running_head_is_its_own_text(words):
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)

@@ -11,7 +11,8 @@ Fit: a paragraph is set from where its first line was, each line starting where 
 indent kept), aligned as the source (left, centred, right, justified), wrapped within its width (a line alone:
 within the free width of its column, up to what is beside it, else the edges of the text above and below it). Where the translation does not fit its box it takes, in turn: tighter line
 spacing; the free space below it (down to what is drawn below, text, picture or drawing, overlapping its width,
-else the page's margin); smaller type in steps of 5% down to 70%. A line alone stays clear of the characters
+else the page's margin, and never past the bottom of a box drawn around it: a framed title, a table's cell);
+smaller type in steps of 5% down to 70%. A line alone stays inside such a box and clear of the characters
 left drawn before or after its text (a flag the fonts lack). Past that it still goes in, smaller until it
 fits (down to 5%: only a paragraph that needs less, not a word of it as wide as its box even then, is set over what
 is below it), and says so (`Setting.squeezed`). What each paragraph takes becomes an obstacle to the ones set after
@@ -121,8 +122,13 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
         [o[3] + GAP for o in others if o[3] <= y0 + 1 and o[0] < x1 - 1 and o[2] > x0 + 1],
         default=min(y0, page.height * MARGIN),
     )
+    frame = _frame(paragraph.box, page)
+    if frame is not None:  # a box drawn around it: its text stays inside
+        floor = max(floor, frame[1] + GAP)
     floor = min(floor, y0)
     align = _alignment(paragraph, page)
+    if frame is not None and len(lines) == 1 and abs(x0 + x1 - frame[0] - frame[2]) < 4 and x0 > frame[0] + 5:
+        align = "center"  # a line alone in the middle of its box
     start = lines[0].x0
     rest = min((line.x0 for line in lines[1:]), default=x0)
     if align == "center":  # every line centred in the same width: no hanging indent
@@ -135,6 +141,8 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
         ]  # text above and below it
         right = min([o[0] - GAP for o in beside if o[0] >= x1 - 1], default=max(x1, *(b[2] for b in column)))
         left = max([o[2] + GAP for o in beside if o[2] <= x0 + 1], default=min(x0, *(b[0] for b in column)))
+        if frame is not None:
+            left, right = max(left, frame[0] + GAP), min(right, frame[2] - GAP)
         right = max(right, x1)
         if align == "center":
             middle = (x0 + x1) / 2
@@ -190,6 +198,19 @@ def _clear_of_left(
     if max(c.x1 for c in left) <= min(c.x0 for c in text) + 1:
         start = rest = max(start, max(c.x1 for c in left) + GAP)
     return start, rest, right
+
+
+def _frame(box, page):
+    """The smallest drawing or picture around `box`, smaller than half the page (a framed title, a table's
+    cell, a coloured panel; not a page's background), or None."""
+    x0, y0, x1, y1 = box
+    around = [
+        o
+        for o in page.obstacles
+        if o[0] <= x0 + 1 and o[1] <= y0 + 1 and o[2] >= x1 - 1 and o[3] >= y1 - 1
+        and (o[2] - o[0]) * (o[3] - o[1]) < page.width * page.height / 2
+    ]  # fmt: skip
+    return min(around, key=lambda o: (o[2] - o[0]) * (o[3] - o[1]), default=None)
 
 
 def _overlap(a, b) -> bool:
