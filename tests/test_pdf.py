@@ -787,6 +787,26 @@ def test_a_title_in_a_drawn_box_stays_inside_it(words):
         assert abs((line[0].x0 + line[-1].x1) / 2 - 256) < 2
 
 
+def test_a_contents_line_whose_leaders_are_in_a_math_font_is_translated(words):
+    """Texinfo sets a contents line's dot leaders in a math font (libtasn1's and R's manuals): the line is not
+    "a formula" for them."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    text = canvas.beginText(72, 700)
+    text.setFont("Helvetica", 10)
+    text.textOut("1.1 The book of the cat ")
+    text.setFont("Symbol", 10)
+    text.textOut(" ." * 30)
+    canvas.drawText(text)
+    canvas.setFont("Helvetica", 10)
+    canvas.drawRightString(540, 700, "12")
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    assert any("The book of the cat" in s for call in words.calls for s in call)
+    assert "Le livre de le chat" in text_of(translated) and "12" in text_of(translated).split()
+
+
 def test_a_roman_page_number_stays_as_written_and_a_running_head_is_its_own_text(words):
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)

@@ -668,7 +668,6 @@ def _code(line: Line) -> bool:
 def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
     """Why a paragraph is kept as written (the module docstring), or None; with `code`, monospace is code."""
     chars = [char for line in paragraph.lines for char in line.chars]
-    text = "".join(char[0] for char in chars)
     letters = [char for char in chars if char[0].isalpha()]
     odd = [c for c in chars if not c[4] or not covered(LIGATURES.get(c[0], CLOSE.get(c[0], c[0])), c[1])]
     if odd:  # left as drawn where their operators draw nothing else, else the paragraph kept
@@ -685,7 +684,6 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
             )
         paragraph.left = left
         chars = rest
-        text = "".join(char[0] for char in chars)
         letters = [char for char in chars if char[0].isalpha()]
     if nothing_to_translate(paragraph.text):
         return "no words"
@@ -693,7 +691,8 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
         return "a figure's text"
     if code and all(char[1].family == "mono" for char in letters):
         return "code"
-    if sum(char[3] for char in chars if not char[0].isspace()) * 2 > len(text.replace(" ", "")):
+    drawn = [char for char in chars if not char[0].isspace() and char[0] != "."]  # leaders set in a math font
+    if sum(char[3] for char in drawn) * 2 > len(drawn):
         return "a formula"
     if not all(char[5].straight for char in chars if char[5] is not None):
         return "not set upright"
