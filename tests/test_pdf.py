@@ -807,6 +807,36 @@ def test_a_contents_line_whose_leaders_are_in_a_math_font_is_translated(words):
     assert "Le livre de le chat" in text_of(translated) and "12" in text_of(translated).split()
 
 
+def test_legend_items_in_a_tight_box_are_texts_apart_and_not_set_over_each_other(words):
+    """A figure's legend in its frame (pypdf's `issue-604.pdf`): items 8 points apart in 10-point type, so that
+    each line's box overlaps the next one's, each starting with a raised letter as its mark; the longer
+    translation ("Le chien" is wider than the frame leaves) is set smaller in its own place, not over the next
+    item."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 400, "The big dog runs and the cat sleeps.")
+    canvas.rect(68, 668, 12 + stringWidth("The dog", "Helvetica", 10) + 1.5, 46, stroke=1, fill=0)
+    for k, (mark, item) in enumerate((("ð", "The dog"), ("Þ", "The cat"))):
+        y = 700 - 8.0 * k
+        canvas.setFont("Helvetica", 6)
+        canvas.drawString(72, y + 3, mark)
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(80, y, item)
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    assert sorted(s.strip() for call in words.calls for s in call) == [
+        "The big dog runs and the cat sleeps.", "The cat", "The dog"
+    ]  # fmt: skip
+    read = [c for c in chars(translated) if c.y0 > 600 and c.get_text().strip()]
+    assert {"ð", "Þ"} <= {c.get_text() for c in read}  # the marks kept
+    for a in read:  # no letter drawn over another: those above each other a line apart
+        for b in read:
+            if a is not b and min(a.x1, b.x1) - max(a.x0, b.x0) >= 1:
+                assert abs(a.matrix[5] - b.matrix[5]) >= 0.75 * max(a.size, b.size)
+
+
 def test_a_roman_page_number_stays_as_written_and_a_running_head_is_its_own_text(words):
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)

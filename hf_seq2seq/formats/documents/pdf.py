@@ -115,6 +115,7 @@ def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple
     links: dict[int, dict] = defaultdict(dict)
     for number, page in enumerate(pages):
         obstacles = page.obstacles + [p.box for p in page.paragraphs]
+        obstacles += [(p.marker[0], *p.box[1:]) for p in page.paragraphs if p.marker]  # with their marks
         for k, paragraph in enumerate(page.paragraphs):
             if id(paragraph) not in done:
                 continue

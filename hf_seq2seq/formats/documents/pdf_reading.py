@@ -632,13 +632,16 @@ def _paragraphs(lines: list[Line], page: int, figure: bool, numbers: list[Line] 
 
 
 def _raised_mark(line: Line):
-    """The match of a line's leading raised mark that is no letter (a footnote's `¹`, `*`, `†`) and the space
-    after it, or None."""
+    """The match of a line's leading raised mark and the space after it, or None: characters that are no letter
+    (a footnote's `¹`, `*`, `†`), or one or two letters before a space (a legend's `ð`, an affiliation's `a`)."""
     count = 0
     for char in line.chars:
-        if char[0].isspace() or char[0].isalpha() or char[1].rise <= 0:
+        if char[0].isspace() or char[1].rise <= 0:
             break
         count += 1
+    raised = line.text[:count]
+    if any(c.isalpha() for c in raised) and (count > 2 or not line.text[count : count + 1].isspace()):
+        return None
     if not count or count >= len(line.text.rstrip()):
         return None
     return re.compile(rf"\S{{{count}}}\s*").match(line.text)

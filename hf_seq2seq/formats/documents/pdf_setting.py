@@ -117,9 +117,10 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
     lines = paragraph.lines
     x0, y0, x1, y1 = paragraph.box
     size = paragraph.size
-    others = [o for o in obstacles if not _overlap(o, paragraph.box)]
+    # what it does not overlap by more than a quarter of its size (the next line's box may reach its descenders)
+    others = [o for o in obstacles if not _overlap(o, paragraph.box, 0.25 * size)]
     floor = max(
-        [o[3] + GAP for o in others if o[3] <= y0 + 1 and o[0] < x1 - 1 and o[2] > x0 + 1],
+        [o[3] + GAP for o in others if o[3] <= y0 + 0.25 * size and o[0] < x1 - 1 and o[2] > x0 + 1],
         default=min(y0, page.height * MARGIN),
     )
     frame = _frame(paragraph.box, page)
@@ -213,8 +214,8 @@ def _frame(box, page):
     return min(around, key=lambda o: (o[2] - o[0]) * (o[3] - o[1]), default=None)
 
 
-def _overlap(a, b) -> bool:
-    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+def _overlap(a, b, margin: float = 0.5) -> bool:
+    return a[0] < b[2] - margin and b[0] < a[2] - margin and a[1] < b[3] - margin and b[1] < a[3] - margin
 
 
 def _pitch(paragraph: Paragraph) -> float:
