@@ -837,6 +837,36 @@ def test_legend_items_in_a_tight_box_are_texts_apart_and_not_set_over_each_other
                 assert abs(a.matrix[5] - b.matrix[5]) >= 0.75 * max(a.size, b.size)
 
 
+def test_code_with_italic_metavariables_stays_as_written(words):
+    """A reference card's syntax (asymptote's `asyRefCard.pdf`): monospace keywords with italic placeholders."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica", 12)
+    canvas.drawString(72, 700, "The big dog runs and the cat sleeps.")
+    text = canvas.beginText(72, 680)
+    for font, part in (
+        ("Courier", "return "),
+        ("Times-Italic", "the"),
+        ("Courier", "; import "),
+        ("Times-Italic", "book"),
+    ):
+        text.setFont(font, 12)
+        text.textOut(part)
+    canvas.drawText(text)
+    text = canvas.beginText(72, 640)  # an italic note with an address in it: prose
+    for font, part in (("Times-Italic", "The book of my friend is here: "), ("Courier", "cat.org")):
+        text.setFont(font, 12)
+        text.textOut(part)
+    canvas.drawText(text)
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    assert [s.strip() for call in words.calls for s in call] == [
+        "The big dog runs and the cat sleeps.", "The book of my friend is here: cat.org"
+    ]  # fmt: skip
+    assert "return the; import book" in text_of(translated)
+
+
 def test_a_roman_page_number_stays_as_written_and_a_running_head_is_its_own_text(words):
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER)

@@ -17,7 +17,7 @@ joined, the hyphen kept where the document writes the word with it elsewhere), r
 A monospace run inside a paragraph is code (`Code`), which comes back as written; a paragraph is kept as
 written, and says why (`Paragraph.kept`), where it has no word to translate (`nothing_to_translate`: no letter,
 or only `(X)`-like notes or a roman page number), is a figure's (a form XObject drawn over less
-than half the page: a chart's labels), is code (all its letters monospace; where most
+than half the page: a chart's labels), is code (all its letters monospace, or monospace with fewer italic ones: a syntax's metavariables; where most
 of the document's text is monospace, a typewritten page, it is the body's type and not code), a formula (most
 in a symbol font), has characters without a Unicode map or that the fonts the translation is set in lack (and
 no `CLOSE` one) drawn by operators that draw other text of it too (else those operators are left drawn,
@@ -663,9 +663,16 @@ def _main_size(line: Line) -> float:
 
 
 def _code(line: Line) -> bool:
-    """A line whose letters are all monospace."""
-    letters = [char for char in line.chars if char[0].isalpha()]
-    return bool(letters) and all(char[1].family == "mono" for char in letters)
+    """A line whose letters are all code's (`_code_letters`)."""
+    return _code_letters([char for char in line.chars if char[0].isalpha()])
+
+
+def _code_letters(letters: list) -> bool:
+    """Whether letters are code: all monospace, or monospace and italic, at least as many monospace (a syntax's
+    italic metavariables, `return expr;`; not an italic note with an address in it)."""
+    mono = sum(char[1].family == "mono" for char in letters)
+    italic = sum(char[1].family != "mono" and char[1].italic for char in letters)
+    return mono > 0 and mono + italic == len(letters) and mono >= italic
 
 
 def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
@@ -692,7 +699,7 @@ def _kept(paragraph: Paragraph, covered, code: bool) -> str | None:
         return "no words"
     if paragraph.figure:
         return "a figure's text"
-    if code and all(char[1].family == "mono" for char in letters):
+    if code and _code_letters(letters):
         return "code"
     drawn = [char for char in chars if not char[0].isspace() and char[0] != "."]  # leaders set in a math font
     if sum(char[3] for char in drawn) * 2 > len(drawn):
