@@ -577,10 +577,12 @@ def _gutter(a: Line, b: Line, c: Line, d: Line) -> bool:
 
 
 def _row_label(line: Line, numbers: list[Line]) -> bool:
-    """Whether a cell of numbers stands right of `line`, on its baseline and within ten ems: `line` ends a
-    table row's label (its leaders, where it has any, cut short by a long label)."""
+    """Whether `line` ends a table row's label: it ends in dot leaders, or a cell of numbers stands right of it,
+    on its baseline and within ten ems (its leaders, where it has any, cut short by a long label)."""
     size = _main_size(line)
-    return any(abs(n.baseline - line.baseline) < 0.5 and 0 <= n.x0 - line.x1 < 10 * size for n in numbers)
+    return bool(ROW_LABEL.search(line.text.rstrip())) or any(
+        abs(n.baseline - line.baseline) < 0.5 and 0 <= n.x0 - line.x1 < 10 * size for n in numbers
+    )
 
 
 def _follows(upper: Line, lower: Line) -> bool:
@@ -615,13 +617,12 @@ def _paragraphs(lines: list[Line], page: int, figure: bool, numbers: list[Line] 
             or LIST_ITEM.match(line.text)
             or _raised_mark(line) is not None  # a footnote, its mark raised
             or nothing_to_translate(line.text) != nothing_to_translate(before.text)  # a table's numbers
-            or bool(ROW_LABEL.search(text_before))  # a table's row label, its dot leaders
-            or _row_label(before, numbers)  # a table's row label, its numbers beside it
+            or _row_label(before, numbers)  # a table's row label: its dot leaders, its numbers beside it
             or _code(before) != _code(line)
             or (text_before.endswith(FINAL) and before.x1 < right - 0.15 * width)
             or (
                 right - before.x1 > _first_word(line) + 0.5 * size  # its first word would have fitted before
-                and not (ROW_LABEL.search(line.text.rstrip()) or _row_label(line, numbers))  # a label goes on
+                and not _row_label(line, numbers)  # a label goes on
             )
         )
         if new:
