@@ -11,16 +11,22 @@
 
 A file longer than `--max-pages` is translated as a copy of that many of its pages, from `--from-page` on
 (`cut_pages`; the row says which). Each row records the seconds, the warnings logged, pages, bytes and words
-(pypdfium2's text) before and after, the share of the output's words that are the input's (a page left in English
-scores near 1), and the output's lines of four words or more that are the input's as they were (text left
-untranslated). `--render DIR` writes the first `--render-pages` pages before and after as PNG
-(`DIR/<project>/<file>.before.p1.png`, `.after.p1.png`). Prints a row per file and the counts per result and kind;
-`--json` writes the rows, `--markdown` their table, `--outputs DIR` keeps the translations. Needs the pdf extra
-(pikepdf) and pypdfium2 (`pip install pypdfium2`, which nothing else needs).
+(pypdfium2's text) before and after (`bytes_in`: the file translated, so the cut copy where one is cut, the
+whole file's size then in `bytes_file`; until 2026-12-08 `bytes_in` was always the whole file's), whether the
+output is within issue 85's size limit (`within_size_limit`: at most twice `bytes_in` plus 1 MB, 10^6 bytes),
+the share of the output's words that are the input's (a page left in English scores near 1), and the output's
+lines of four words or more that are the input's as they were (text left untranslated). `--render DIR` writes
+the first `--render-pages` pages before and after as PNG (`DIR/<project>/<file>.before.p1.png`,
+`.after.p1.png`). Prints a row per file, the counts per result and kind, and the translations' largest size
+ratio (output / input) and whether each is within the size limit; `--json` writes the rows, `--markdown` their
+table, `--outputs DIR` keeps the translations. In place of a manifest, a folder: each `*.pdf` in it
+(`tests/fixtures/pdf`, each file's project the start of its name). Needs the pdf extra (pikepdf) and pypdfium2
+(`pip install pypdfium2`, which nothing else needs).
 
     python measurements/pdf_corpus.py /work/main/runs/base-ct2 /work/pdf-corpus/MANIFEST.tsv --max-pages 3 \
         --json docs/bench/pdf_corpus.json --render /tmp/pdf-renders
     python measurements/pdf_corpus.py runs/base /work/pdf-corpus/MANIFEST.tsv --only texlive/ --render /tmp/r
+    python measurements/pdf_corpus.py /work/main/runs/base-ct2 tests/fixtures/pdf --max-pages 0
 """
 
 import argparse
@@ -57,12 +63,28 @@ class Warnings(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+SIZE_ALLOWANCE = 1_000_000
+"""Issue 85's limit on an output's size: at most twice its input's plus this (1 MB)."""
+
+
 def _alarm(signum, frame):
     raise Hang
 
 
 def read_manifest(path: Path) -> list[dict]:
-    """The manifest's rows, each with its file's absolute path as "file"."""
+    """The manifest's rows, each with its file's absolute path as "file"; for a folder, a row for each `*.pdf`
+    in it, its project the start of its name (`pikepdf-fourpages.pdf`: pikepdf), its kind and licence "?"."""
+    if path.is_dir():
+        return [
+            {
+                "path": file.name,
+                "file": str(file),
+                "project": file.name.split("-")[0],
+                "kind": "?",
+                "licence": "?",
+            }
+            for file in sorted(path.glob("*.pdf"))
+        ]
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     for row in rows:
@@ -156,7 +178,6 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
     """One manifest entry translated and classified (see the module docstring)."""
     path = Path(entry["file"])
     row: dict = {key: entry[key] for key in ("path", "project", "kind", "licence")}
-    row["bytes_in"] = path.stat().st_size
     with tempfile.TemporaryDirectory() as folder:
         source, texts_in = path, read_texts(path)
         if texts_in is not None:
@@ -165,8 +186,10 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
                 source = Path(folder) / f"cut{path.suffix}"
                 cut_pages(path, start, args.max_pages, source)
                 row["cut"] = f"pages {start + 1}-{start + args.max_pages} of {len(texts_in)}"
+                row["bytes_file"] = path.stat().st_size
                 texts_in = read_texts(source) or []
             row["pages_in"], row["words_in"] = len(texts_in), sum(len(text.split()) for text in texts_in)
+        row["bytes_in"] = source.stat().st_size  # what is translated: the cut copy where cut
         output = Path(folder) / f"out{path.suffix}"
         warnings = Warnings()
         logging.getLogger("hf_seq2seq").addHandler(warnings)
@@ -192,6 +215,7 @@ def measure(translator, entry: dict, args, languages: tuple[str, str], renders: 
             row["refused_with_text"] = len(words)
         if "result" not in row:
             row["bytes_out"] = output.stat().st_size
+            row["within_size_limit"] = row["bytes_out"] <= 2 * row["bytes_in"] + SIZE_ALLOWANCE
             texts_out = read_texts(output)
             if texts_out is None:
                 row |= {"result": "failed", "reason": "the output does not open"}
@@ -233,6 +257,9 @@ def print_row(row: dict) -> None:
     detail = row.get("reason", "")
     if row["result"] == "translated":
         detail = f"{row['seconds']:.1f} s, words {row.get('words_in', '?')}>{row['words_out']}, shared {row['shared_words']}"
+        detail += f", bytes {row['bytes_in']}>{row['bytes_out']}" + (
+            "" if row["within_size_limit"] else " (over 2x + 1 MB)"
+        )
         detail += f", {len(row['kept_lines'])} lines kept" if row["kept_lines"] else ""
         detail += f", {len(row['warnings'])} warnings" if row["warnings"] else ""
     if row.get("cut"):
@@ -268,7 +295,9 @@ def markdown_table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", help="a saved model folder or an export (its engine found from its files)")
-    parser.add_argument("manifest", help="the corpus's MANIFEST.tsv (gather_pdf_corpus.py)")
+    parser.add_argument(
+        "manifest", help="the corpus's MANIFEST.tsv (gather_pdf_corpus.py), or a folder of PDF files"
+    )
     parser.add_argument("--engine", default="auto", choices=["auto", "torch", "ctranslate2", "onnxruntime"])
     parser.add_argument("--precision", default="fp32", help="as `hf-seq2seq translate --precision`")
     parser.add_argument("--source-lang", help="default: the model's")
@@ -313,6 +342,13 @@ def main() -> None:
     if done:
         seconds, pages = sum(row["seconds"] for row in done), sum(row["pages_out"] for row in done)
         print(f"translated: {pages} pages in {seconds:.0f} s ({seconds / max(pages, 1):.1f} s a page)")
+        largest = max(done, key=lambda row: row["bytes_out"] / row["bytes_in"])
+        over = [row["path"] for row in done if not row["within_size_limit"]]
+        print(
+            f"size: largest output / input {largest['bytes_out'] / largest['bytes_in']:.2f} ({largest['path']}, "
+            f"{largest['bytes_in']:,} -> {largest['bytes_out']:,} bytes); "
+            + (f"over 2x + 1 MB: {', '.join(over)}" if over else f"all {len(done)} within 2x + 1 MB")
+        )
     reasons = Counter(row["reason"].split(":")[0] for row in rows if row["result"] != "translated")
     for reason, count in reasons.most_common():
         print(f"  {count} x {reason}")
