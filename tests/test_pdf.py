@@ -903,3 +903,52 @@ def test_footnotes_are_texts_apart_their_raised_marks_kept_where_they_stood(word
     marks = [c for c in chars(translated) if c.get_text() in "12" and c.size < 8]
     assert len(marks) == 2 and all(abs(c.x0 - 72) < 1 for c in marks)  # each where it stood
     assert "Le livre de le chat" in text_of(translated)
+
+
+def columns() -> bytes:
+    """Two pages of two columns: a paragraph ending the left column inside a sentence runs on at the top of the
+    right one, the right column's last paragraph runs on, over a word broken at a hyphen, on the next page under
+    its running head; a paragraph ending a sentence at a column's foot and one starting a column with a
+    lower-case word are their own."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+
+    def lines(x: float, y: float, *texts: str) -> None:
+        canvas.setFont("Times-Roman", 11)
+        for k, line in enumerate(texts):
+            canvas.drawString(x, y - 13 * k, line)
+
+    lines(72, 700, "The big dog runs and the cat is here", "and my friend sees the red book.")
+    lines(72, 226, "The cat sees the dog and my friend", "sees the red book and the dog is")
+    lines(320, 700, "here and the cat is there. The cat", "sleeps.")
+    lines(320, 226, "The dog is here and the cat sleeps", "and my friend sees the big red hel-")
+    canvas.showPage()
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(72, 750, "The book of the cat")
+    lines(72, 700, "lo world of the book.")
+    lines(72, 226, "The cat sees the dog and my friend", "sees the red book and the dog runs.")
+    lines(320, 700, "my friend is there and the cat runs.")
+    canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def test_a_paragraph_cut_by_a_column_or_page_end_is_one_text_set_where_it_was(words):
+    translated = translate_document_bytes(words, columns(), ".pdf")
+    sent = [s.strip() for call in words.calls for s in call]
+    assert (
+        "The cat sees the dog and my friend sees the red book and the dog is here and the cat is there."
+        in sent
+    )  # the left column's last paragraph and the right column's first
+    assert (
+        "The dog is here and the cat sleeps and my friend sees the big red hello world of the book." in sent
+    )  # over the page's end, the word broken at its hyphen whole, the running head apart
+    assert "The book of the cat" in sent and "The cat sleeps." in sent
+    assert "my friend is there and the cat runs." in sent  # a sentence ended at the column's foot before it
+    first, second = text_of_page(translated, 0), text_of_page(translated, 1)
+    for english in ("is there", "lo world", "dog is", "red hel"):
+        assert english not in first + second
+    for part in (first, second):
+        assert "chien" in part or "chat" in part or "livre" in part
+    top_right = [c for c in chars(translated) if c.x0 > 300 and c.y0 > 650]
+    assert top_right and "".join(c.get_text() for c in top_right).strip()  # the run-on part set where it was

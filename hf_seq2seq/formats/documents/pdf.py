@@ -6,12 +6,13 @@ PyMuPDF, which PDF translators build on, is AGPL-licensed: not used.
 The file is opened with pikepdf, which reads a damaged file (a broken cross-reference table) as readers do, and
 an owner password alone (restrictions on printing or copying) does not stop it; it is written once without its
 encryption, and that copy is what pdfminer reads and pikepdf edits, so both see the same objects. Each page's
-paragraphs are read with their runs (`pdf_reading`), translated in one batched call with word alignments
-(`runs.translate_paragraphs`: bold, italic, monospace, colour and size changes come back on the words they
-belong to), and each is set in its own box on a layer of text drawn over its page (`pdf_setting`: tighter
-spacing, the free space below, smaller type to 70%; past that it still goes in, and `Job.warnings` names the page
-and paragraph; a page with pictures and no text, a scanned page among pages of text, is kept as it was and named
-likewise). The text it replaces is taken out of the content stream that drew it (the page's, or a form
+paragraphs are read with their runs (`pdf_reading`; one cut by a column or page end and the one it runs on in
+are one text, whose translation is cut at spaces by their lengths, each part set in its own paragraph's box),
+translated in one batched call with word alignments (`runs.translate_paragraphs`: bold, italic, monospace,
+colour and size changes come back on the words they belong to), and each is set in its own box on a layer of
+text drawn over its page (`pdf_setting`: tighter spacing, the free space below, smaller type to 70%; past that it
+still goes in, and `Job.warnings` names the page and paragraph; a page with pictures and no text, a scanned page
+among pages of text, is kept as it was and named likewise). The text it replaces is taken out of the content stream that drew it (the page's, or a form
 XObject's drawn once): each text-showing operator of a translated paragraph (`Tj`, `TJ`, `'`, `"`) is replaced
 by a `TJ` that moves the text position as far without drawing, so text drawn after it on the same line stays in
 place. A link annotation over a paragraph's words is moved around the words aligned to them. Everything else
@@ -33,6 +34,7 @@ import logging
 import re
 import time
 from collections import defaultdict
+from itertools import groupby
 
 from hf_seq2seq.formats.documents.base import (
     MARKUP_LIMIT,
@@ -79,13 +81,16 @@ class Pdf(DocumentFormat):
                     f"page {number + 1} has no text, only pictures (a scanned page needs OCR): kept as it was",
                 )
         _keep_unmatched(pikepdf, pdf, pages, operators)
-        paragraphs = [p for page in pages for p in page.paragraphs if p.kept is None]
+        paragraphs = [p for page in pages for p in page.paragraphs if p.kept is None and not p.carried]
         read = time.perf_counter()
         translated = translate_paragraphs([p.pieces for p in paragraphs], job, weight=_weight)
         translating = time.perf_counter()
-        done = {
-            id(p): _as_written(out) for p, out in zip(paragraphs, translated, strict=True) if out is not None
-        }
+        done = {}
+        for paragraph, out in zip(paragraphs, translated, strict=True):
+            if out is not None:
+                parts = [paragraph, *paragraph.following]
+                shares = [len(part.text) for part in parts]
+                done.update(zip(map(id, parts), _split(_as_written(out), shares), strict=True))
         settings, removed, links = _set(pages, done, operators, job)
         overlay = _overlay(pages, settings) if settings else None
         setting = time.perf_counter()
@@ -159,6 +164,57 @@ def _as_written(out: list[Out], written: set | None = None) -> list[Out]:
             written.add(style)
         else:
             pieces.append(piece)
+    return pieces
+
+
+def _split(out: list[Out], shares: list[int]) -> list[list[Out]]:
+    """A translation cut at spaces into as many parts as `shares`, each about its share of the characters (a
+    paragraph and those it runs on in after a column or page end, each set in its own box); a link cut in two
+    is around its words in both."""
+    atoms = [
+        (text, piece, link) for piece, link in _leaves(out) for text in re.split(r"(\s+)", piece.text or "")
+    ]
+    atoms = [atom for atom in atoms if atom[0] or atom[1].kept is not None]
+    total, goal, count = sum(len(text) for text, _, _ in atoms), 0.0, 0
+    cuts = []
+    for share in shares[:-1]:
+        goal += share / sum(shares) * total
+        cuts.append(goal)
+    parts: list[list[tuple]] = [[]]
+    for text, piece, link in atoms:
+        if text.isspace() and len(parts) <= len(cuts) and count >= cuts[len(parts) - 1] and parts[-1]:
+            parts.append([])
+        elif not text.isspace() or parts[-1]:
+            parts[-1].append((text, piece, link))
+        count += len(text)
+    parts += [[] for _ in range(len(shares) - len(parts))]
+    return [_rebuilt(part) for part in parts]
+
+
+def _leaves(out: list[Out], link=None) -> list[tuple[Out, object]]:
+    """The pieces of text and kept things in order, each with the container around it."""
+    leaves = []
+    for piece in out:
+        if piece.container is not None:
+            leaves += _leaves(piece.pieces, piece.container)
+        else:
+            leaves.append((piece, link))
+    return leaves
+
+
+def _rebuilt(atoms: list[tuple]) -> list[Out]:
+    """Pieces again from a part's `_split` atoms: text of one style and container merged."""
+    pieces: list[Out] = []
+    for link, group in groupby(atoms, key=lambda atom: atom[2]):
+        inner: list[Out] = []
+        for text, piece, _ in group:
+            if piece.kept is not None:
+                inner.append(piece)
+            elif inner and inner[-1].kept is None and inner[-1].style == piece.style:
+                inner[-1] = Out(inner[-1].text + text, piece.style)
+            else:
+                inner.append(Out(text, piece.style))
+        pieces += inner if link is None else [Out(container=link, pieces=inner)]
     return pieces
 
 

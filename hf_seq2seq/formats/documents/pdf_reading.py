@@ -12,7 +12,8 @@ other none (a row's label and its numbers) or where their gap runs on down the l
 common (two columns' heads side by side), and a row label ending in leaders or with a cell of numbers beside it
 ends its paragraph. A paragraph's lines are one text (a word broken at a hyphen over a line end
 joined, the hyphen kept where the document writes the word with it elsewhere), read as `runs.Piece`s of one
-`Look` each: its family (serif, sans, monospace), weight, slant, size, colour and rise.
+`Look` each: its family (serif, sans, monospace), weight, slant, size, colour and rise. A paragraph that a column
+or page end cuts inside a sentence is one text with the paragraph it runs on in (`_carry_on`).
 
 A monospace run inside a paragraph is code (`Code`), which comes back as written; a paragraph is kept as
 written, and says why (`Paragraph.kept`), where it has no word to translate (`nothing_to_translate`: no letter,
@@ -146,6 +147,10 @@ class Paragraph:
     marker: tuple[float, str, Look] | None = None
     """A list item's mark (`•`, `2.`, `a)`): where it stands, its text and look; kept as written, the text set
     where it started after it."""
+    following: list[Paragraph] = field(default_factory=list)
+    """The paragraphs its text runs on in after a column or page end (`_carry_on`): its `pieces` hold theirs."""
+    carried: bool = False
+    """Whether it runs on from a paragraph before a column or page end: translated with it."""
 
     @property
     def box(self) -> tuple[float, float, float, float]:
@@ -253,6 +258,7 @@ def read_pages(data: bytes, covered) -> tuple[list[Page], Operators]:
         for paragraph in page.paragraphs:
             paragraph.kept = _kept(paragraph, covered, code)
             paragraph.pieces = _pieces(paragraph, words, code, page.links)
+    _carry_on(pages, words)
     return pages, operators
 
 
@@ -790,6 +796,118 @@ def _link(char, links: list[Link]) -> Link | None:
         return None
     x, y = (char.x0 + char.x1) / 2, (char.y0 + char.y1) / 2
     return next((link for link in links if link.holds(x, y)), None)
+
+
+def _carry_on(pages: list[Page], words: Counter) -> None:
+    """Each paragraph whose text a column or page end cut, joined with the one it runs on in: its last line
+    full and ending inside a sentence (a letter, a digit, a comma, a hyphen), the other starting with a
+    lower-case word in the same type, at the top of the next column to its right on the page, or, where it ends
+    the page's last column, of the next page's first. The first's `pieces` gain the others' (joined as a
+    paragraph's lines are), the others are `carried`."""
+    after: dict[int, Paragraph] = {}
+    for number, page in enumerate(pages):
+        for upper in page.paragraphs:
+            if upper.kept is not None or not _unfinished(upper) or not _alone(upper, page, below=True):
+                continue
+            right = [p for p in page.paragraphs if _column_after(upper, p) and _alone(p, page, below=False)]
+            if (
+                not right
+                and number + 1 < len(pages)
+                and not any(_column_after(upper, p) for p in page.paragraphs)
+            ):
+                nexts = [p for p in pages[number + 1].paragraphs if _same_type(upper, p)]
+                right = [
+                    p
+                    for p in nexts
+                    if _alone(p, pages[number + 1], below=False)
+                    and not any(_column_after(o, p) for o in nexts)
+                ]
+            lower = min(right, key=lambda p: (p.box[0], -p.box[3]), default=None)
+            if lower is not None and _runs_on(upper, lower):
+                after[id(upper)] = lower
+    for page in pages:
+        for head in page.paragraphs:
+            if id(head) not in after or head.carried:
+                continue
+            lower = after[id(head)]
+            while lower is not None and not lower.carried and lower is not head:
+                _append(head, lower, words)
+                lower = after.get(id(lower))
+
+
+def _unfinished(paragraph: Paragraph) -> bool:
+    """Whether a paragraph of lines (not a heading's or a label's line alone) ends inside a sentence, its last
+    line full."""
+    last = paragraph.lines[-1]
+    x0, _, x1, _ = paragraph.box
+    end = last.text.rstrip()[-1:]
+    return (
+        len(paragraph.lines) > 1
+        and bool(end)
+        and (end.isalnum() or end in ",-\u00ad\u2010")
+        and last.x1 >= x1 - 0.1 * (x1 - x0)
+    )
+
+
+def _runs_on(upper: Paragraph, lower: Paragraph) -> bool:
+    """Whether `lower` can carry on `upper`'s text: translated, in its type, starting with a lower-case word
+    and no list item's mark."""
+    first = WORD.match(lower.lines[0].text.lstrip())
+    return (
+        lower.kept is None
+        and not lower.carried
+        and lower.marker is None
+        and _same_type(upper, lower)
+        and first is not None
+        and first.group()[0].islower()
+        and not LIST_ITEM.match(lower.lines[0].text)
+    )
+
+
+def _same_type(a: Paragraph, b: Paragraph) -> bool:
+    """Whether two paragraphs are text to translate of one size and family."""
+    return (
+        a.kept is None and b.kept is None and abs(a.size - b.size) < 0.1 * a.size and _family(a) == _family(b)
+    )
+
+
+def _family(paragraph: Paragraph) -> str | None:
+    """Its letters' most common family."""
+    families = Counter(c[1].family for line in paragraph.lines for c in line.chars if c[0].isalpha())
+    return families.most_common(1)[0][0] if families else None
+
+
+def _column_after(a: Paragraph, b: Paragraph) -> bool:
+    """Whether `b` stands in a column to the right of `a`'s, starting above where `a` ends."""
+    x0, y0, x1, _ = a.box
+    return b is not a and b.box[0] >= x0 + 0.5 * (x1 - x0) and b.box[3] > y0 + a.size and _same_type(a, b)
+
+
+def _alone(paragraph: Paragraph, page: Page, below: bool) -> bool:
+    """Whether no text of the paragraph's type stands below it (`below`) or above it in its column."""
+    x0, y0, x1, y1 = paragraph.box
+    return not any(
+        p is not paragraph
+        and _same_type(paragraph, p)
+        and p.box[0] < x1
+        and p.box[2] > x0
+        and (p.box[3] <= y0 + 1 if below else p.box[1] >= y1 - 1)
+        for p in page.paragraphs
+    )
+
+
+def _append(head: Paragraph, lower: Paragraph, words: Counter) -> None:
+    """`lower`'s pieces after `head`'s, joined as a paragraph's lines are (`_joins`)."""
+    before = head.pieces[-1] if head.pieces else None
+    joined = _joins((head.following or [head])[-1].text, lower.lines[0].text, words)
+    if joined == "drop" and before is not None and before.text:
+        head.pieces[-1] = replace(before, text=before.text.rstrip()[:-1])
+    elif joined != "keep" or before is None or not before.text:
+        style = next((p.style for p in reversed(head.pieces) if p.text), None)
+        head.pieces.append(Piece(text=" ", style=style or next(p.style for p in lower.pieces if p.text)))
+    head.pieces += lower.pieces
+    head.following.append(lower)
+    lower.carried = True
 
 
 BROKEN = re.compile(r"(\w+)[-\u00ad\u2010]$")
