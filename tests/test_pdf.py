@@ -952,3 +952,41 @@ def test_a_paragraph_cut_by_a_column_or_page_end_is_one_text_set_where_it_was(wo
         assert "chien" in part or "chat" in part or "livre" in part
     top_right = [c for c in chars(translated) if c.x0 > 300 and c.y0 > 650]
     assert top_right and "".join(c.get_text() for c in top_right).strip()  # the run-on part set where it was
+
+
+def overprinted(data: bytes, page: int = 0) -> list[tuple[LTChar, LTChar]]:
+    """The pairs of letters drawn over each other on a page (more than a third of the smaller one covered)."""
+    found = [c for c in chars(data, page) if c.get_text().strip()]
+    pairs = []
+    for k, a in enumerate(found):
+        for b in found[k + 1 :]:
+            across = min(a.x1, b.x1) - max(a.x0, b.x0)
+            high = min(a.y1, b.y1) - max(a.y0, b.y0)
+            if across > 0 and high > 0 and across * high > min(a.width * a.height, b.width * b.height) / 3:
+                pairs.append((a, b))
+    return pairs
+
+
+def test_a_text_tangled_with_another_is_left_as_written_rather_than_set_over_it(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Times-Roman", 12)
+    canvas.drawString(72, 700, "The cat is here and the dog")
+    canvas.drawString(150, 706, "a red book")  # over its end, as a formula's parts stand
+    canvas.drawString(72, 600, "The dog sleeps.")
+    canvas.showPage()
+    canvas.save()
+    assert overprinted(out.getvalue())  # the source's own
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    text = text_of(translated)
+    assert "Le chien dort." in text
+    assert ("un livre rouge" in text) != (
+        "a red book" in text
+    )  # one of the two translated, the other as written
+    assert ("Le chat est ici et le chien" in text) != ("The cat is here and the dog" in text)
+    translation = ("Tinos", "Arimo", "Cousine")  # the fonts the translation is set in
+    assert not [
+        (a.get_text(), b.get_text())
+        for a, b in overprinted(translated)
+        if any(name in a.fontname or name in b.fontname for name in translation)
+    ]  # no translated letter over another

@@ -114,17 +114,30 @@ def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple
     """Each translated paragraph fitted on its page (`done`: the paragraph's id -> its translation), in reading
     order: the settings of each page with any, the operators to take out ((page, stream) -> rank -> TJ
     advance), and where each link's words went (page -> link -> a box per line). A paragraph squeezed past 70%
-    is named in `Job.warnings`."""
+    is named in `Job.warnings`. A paragraph whose translation would go over another's text (its source's lines
+    tangled with others': a formula's parts read as text) is left as written."""
     settings: dict[int, list] = defaultdict(list)
     removed: dict[tuple, dict[int, float]] = defaultdict(dict)
     links: dict[int, dict] = defaultdict(dict)
     for number, page in enumerate(pages):
         obstacles = page.obstacles + [p.box for p in page.paragraphs]
         obstacles += [(p.marker[0], *p.box[1:]) for p in page.paragraphs if p.marker]  # with their marks
+        ink = {
+            id(p): [(line.x0, line.bottom, line.x1, line.top) for line in p.lines] for p in page.paragraphs
+        }
         for k, paragraph in enumerate(page.paragraphs):
             if id(paragraph) not in done:
                 continue
             setting = fit(paragraph, done[id(paragraph)], obstacles, page)
+            lines = setting.line_boxes()
+            others = [box for key, boxes in ink.items() if key != id(paragraph) for box in boxes]
+            alone = (
+                not paragraph.carried and not paragraph.following
+            )  # a part of a run-on text is set with it
+            if alone and any(_over(line, box) for line in lines for box in others):
+                obstacles.remove(setting.box)
+                continue
+            ink[id(paragraph)] = lines
             settings[number].append(setting)
             if setting.squeezed:
                 _warn(
@@ -136,6 +149,14 @@ def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple
             for link, boxes in setting.links().items():
                 links[number].setdefault(link, []).extend(boxes)
     return settings, removed, links
+
+
+def _over(a: tuple, b: tuple) -> bool:
+    """Whether line box `a` goes over line box `b`: across more than a point and a third of the lower one's
+    height (lines one above the other may touch)."""
+    across = min(a[2], b[2]) - max(a[0], b[0])
+    high = min(a[3], b[3]) - max(a[1], b[1])
+    return across > 1 and high > 0.3 * min(a[3] - a[1], b[3] - b[1])
 
 
 def _warn(job: Job, message: str) -> None:

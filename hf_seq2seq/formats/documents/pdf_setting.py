@@ -84,6 +84,17 @@ class Setting:
     box: tuple[float, float, float, float]
     squeezed: bool = False
 
+    def line_boxes(self) -> list[tuple[float, float, float, float]]:
+        """Where each line's letters are: from its first stretch to its last's end, its descent to its ascent."""
+        boxes = []
+        for baseline, stretches in self.lines:
+            if stretches:
+                size = max(look.size for _, _, look, _ in stretches) * self.scale
+                x, text, look, _ = stretches[-1]
+                end = x + width(text, look, self.scale)
+                boxes.append((stretches[0][0], baseline - 0.2 * size, end, baseline + 0.7 * size))
+        return boxes
+
     def links(self) -> dict[Link, list[tuple[float, float, float, float]]]:
         """Where each link's words are now: a box per line."""
         boxes: dict[Link, list[tuple[float, float, float, float]]] = {}
