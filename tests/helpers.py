@@ -566,3 +566,44 @@ def check_filled_catalogue(source: str, translated: str) -> int:
             assert re.match(r"\s*", form)[0] == re.match(r"\s*", text)[0], (text, form)
             assert re.search(r"\s*$", form)[0] == re.search(r"\s*$", text)[0], (text, form)
     return filled
+
+
+# ---- PDF documents (the `pdf` extra; tests/test_pdf.py draws its own, richer ones)
+def needs_pdf_extra() -> None:
+    """Skip the calling test unless the `pdf` extra (pikepdf, pdfminer.six, reportlab) is installed."""
+    import pytest
+
+    for module in ("pikepdf", "pdfminer", "reportlab"):
+        pytest.importorskip(module, reason='the pdf extra: pip install "hf_seq2seq[pdf]"')
+
+
+def text_pdf(pages: list[list[str]]) -> bytes:
+    """A PDF drawn with reportlab: a Letter page for each item of `pages`, each of its texts a paragraph of one
+    line in Times-Roman 12, 60 points below the one before."""
+    import io
+
+    from reportlab.pdfgen.canvas import Canvas
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=(612, 792))
+    for texts in pages:
+        canvas.setFont("Times-Roman", 12)
+        for k, text in enumerate(texts):
+            canvas.drawString(72, 700 - 60 * k, text)
+        canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def pdf_page_texts(data: bytes) -> list[str]:
+    """The text pdfminer.six reads on each page of the PDF `data`, whitespace collapsed (a paragraph whose
+    translation is longer than its source may take two lines)."""
+    import io
+
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LTTextContainer
+
+    return [
+        " ".join(" ".join(box.get_text() for box in page if isinstance(box, LTTextContainer)).split())
+        for page in extract_pages(io.BytesIO(data))
+    ]

@@ -795,11 +795,11 @@ def test_the_command_prints_alignments_as_pharaoh_pairs(memorising_folder):
         ),
         (["--format", "html", "--alignments", "hello"], "--alignments is for plain text"),
         (
-            ["--input-file", "{dir}/messages.po"],
-            "a gettext catalogue is translated into another: give --output-file",
+            ["--input-file", "{dir}/messages.po", "--format", "html"],
+            "--format is for texts: a document's format is its extension",
         ),
     ],
-    ids=["no-input", "other-extension", "document-alignments", "html-alignments", "catalogue-no-output"],
+    ids=["no-input", "other-extension", "document-alignments", "html-alignments", "catalogue-as-html"],
 )
 def test_flags_that_do_not_go_together_are_a_usage_error(tmp_path, capsys, flags, message):
     with pytest.raises(SystemExit) as exit_info:

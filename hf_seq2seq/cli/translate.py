@@ -4,6 +4,8 @@ import sys
 from pathlib import Path
 
 from hf_seq2seq.formats.documents import DOCUMENT_FORMATS
+from hf_seq2seq.formats.documents.html_pages import HtmlPage
+from hf_seq2seq.formats.documents.plain_text import PlainText
 
 from ._common import (
     add_decoding_arguments,
@@ -15,6 +17,18 @@ from ._common import (
     resolve_engine,
 )
 
+DOCUMENTS_ONLY = tuple(
+    extension for extension, kind in DOCUMENT_FORMATS.items() if not isinstance(kind, PlainText | HtmlPage)
+)
+"""The extensions that only their document format reads (subtitles, office files, e-books, catalogues, PDF): a
+file of one is a document even without --output-file. Plain text and HTML are read as texts too (paragraphs,
+fragments a line) and printed, so they are documents only with --output-file."""
+
+
+def only_a_document(path: str | None) -> bool:
+    """Whether the file name `path` has an extension of `DOCUMENTS_ONLY` (any case)."""
+    return path is not None and Path(path).suffix.lower() in DOCUMENTS_ONLY
+
 
 def build_parser():
     p = parser(
@@ -24,23 +38,34 @@ def build_parser():
         "columns) are joined into one text, printed on one line; blank lines and the lines of a file that is not "
         "hard-wrapped (one sentence per line) are kept (--line-by-line: each line a text, as in a line-aligned "
         "file). A text of several sentences is cut into sentences, translated, and joined "
-        "back with its own spacing (--no-split to translate each text whole). With --output-file, translates "
-        f"the document --input-file by its extension ({', '.join(DOCUMENT_FORMATS)}), keeping its layout, markup, "
-        "timings or formatting. HTML, documents other than .txt, --glossary and --alignments use the model's "
-        "word alignments, which every engine gives (an export made before exports kept the attention: export it "
-        "again).",
+        "back with its own spacing (--no-split to translate each text whole). A document is translated by its "
+        f"extension ({', '.join(DOCUMENT_FORMATS)}), keeping its layout, markup, timings or formatting, and "
+        "written whole into --output-file or, without it, beside the input as STEM.TARGET.EXT (paper.pdf -> "
+        "paper.fr.pdf; TARGET: --target-lang, else the model's target language), never over an existing file. A "
+        f"file of {' '.join(DOCUMENTS_ONLY)} is a document given as --input-file or as the one argument (an "
+        "argument that names no existing file is a sentence: 'report.pdf'); a .txt or .html file, which also reads "
+        "as texts, is one only with --output-file (without it, --input-file's paragraphs, or its fragments with "
+        "--format html, are printed). HTML, documents other than .txt, --glossary and --alignments use the "
+        "model's word alignments, which every engine gives (an export made before exports kept the attention: "
+        "export it again).",
         'hf-seq2seq translate runs/cpu "How are you?" "Where is the station?"\n'
+        "  hf-seq2seq translate runs/cpu paper.pdf   # writes paper.fr.pdf\n"
         "  hf-seq2seq translate runs/cpu --input-file talk.srt --output-file talk.fr.srt --glossary terms.tsv\n"
         '  hf-seq2seq translate runs/cpu --format html "<p>Click <a href=/go>here</a>.</p>"',
     )
     p.add_argument(
         "model", help="a saved model folder (with --engine ctranslate2 or onnxruntime: an export folder)"
     )
-    p.add_argument("sentences", nargs="*", help="sentences to translate (default: --input-file or stdin)")
+    p.add_argument(
+        "sentences",
+        nargs="*",
+        help="sentences to translate (default: --input-file or stdin); one alone that names an existing "
+        f"{' '.join(DOCUMENTS_ONLY)} file is that document, as if given with --input-file",
+    )
     p.add_argument(
         "--input-file",
-        help="plain text, each paragraph a text (its wrapped lines joined); with --output-file, a document "
-        "translated by its extension",
+        help="plain text, each paragraph a text (its wrapped lines joined); a document translated by its "
+        f"extension when it is {' '.join(DOCUMENTS_ONLY)}, or with --output-file",
     )
     p.add_argument(
         "--line-by-line",
@@ -50,7 +75,8 @@ def build_parser():
     )
     p.add_argument(
         "--output-file",
-        help="write the translated document --input-file here (the same extension), whole or not at all",
+        help="write the translated document here (the same extension), whole or not at all (default for "
+        f"{' '.join(DOCUMENTS_ONLY)}: STEM.TARGET.EXT beside it, never over an existing file)",
     )
     p.add_argument(
         "--format",
@@ -98,14 +124,27 @@ def build_parser():
     return p
 
 
+def is_document(args) -> bool:
+    """Whether the arguments (once checked) translate a document into a file rather than print texts."""
+    return args.output_file is not None or only_a_document(args.input_file)
+
+
 def check_arguments(p, args) -> None:
-    """Flags that cannot go together end the command with a usage error, before anything is loaded."""
-    if args.output_file:
+    """Flags that cannot go together end the command with a usage error, before anything is loaded. A lone
+    argument that names an existing file of `DOCUMENTS_ONLY` becomes --input-file."""
+    named = [text for text in args.sentences if only_a_document(text) and Path(text).is_file()]
+    if named and len(args.sentences) > 1:
+        p.error(f"a document is translated alone: {named[0]} is a file, given with other texts")
+    if named:
+        if args.input_file:
+            p.error(f"give one document: {named[0]} or --input-file {args.input_file}, not both")
+        args.input_file, args.sentences = named[0], []
+    if is_document(args):
         if not args.input_file:
             p.error("--output-file needs --input-file, the document to translate")
         if args.sentences:
-            p.error("give sentences or a document (--input-file with --output-file), not both")
-        if Path(args.output_file).suffix.lower() != Path(args.input_file).suffix.lower():
+            p.error("give sentences or a document (a file, or --input-file), not both")
+        if args.output_file and Path(args.output_file).suffix.lower() != Path(args.input_file).suffix.lower():
             p.error(
                 f"--output-file must have the extension of --input-file ({Path(args.input_file).suffix or 'none'})"
             )
@@ -114,12 +153,6 @@ def check_arguments(p, args) -> None:
         for flag in ("alignments", "scores"):
             if getattr(args, flag):
                 p.error(f"--{flag} is for texts: a document is written with its formatting instead")
-    # read as plain text, a catalogue's keywords, comments and msgids would be translated with the rest
-    catalogue = Path(args.input_file or "").suffix.lower()
-    if catalogue in (".po", ".pot") and not args.output_file:
-        p.error(
-            f"a gettext catalogue is translated into another: give --output-file (messages.fr{catalogue})"
-        )
     for flag in ("alignments", "scores"):
         if getattr(args, flag) and args.format != "text":
             p.error(f"--{flag} is for plain text (--format text)")
@@ -128,8 +161,26 @@ def check_arguments(p, args) -> None:
             "--line-by-line is for plain text from --input-file or stdin (HTML is read a fragment a line, and "
             "each argument is a text)"
         )
-    if args.line_by_line and args.output_file and Path(args.input_file).suffix.lower() != ".txt":
+    if args.line_by_line and is_document(args) and Path(args.input_file).suffix.lower() != ".txt":
         p.error("--line-by-line is for plain text: a document other than .txt keeps its own structure")
+
+
+def default_output(args) -> Path:
+    """Where a document goes without --output-file: beside it, STEM.TARGET.EXT (paper.pdf -> paper.fr.pdf), the
+    target language --target-lang's or the model's recorded pair's; `DocumentError` where that file exists."""
+    from hf_seq2seq.formats.documents import DocumentError
+    from hf_seq2seq.models.languages import require_languages
+
+    source, target = Path(args.input_file), args.target_lang
+    if target is None:
+        give = "--target-lang, the translation's language, or --output-file,"
+        target = require_languages(args.model, recorded_languages(args.model), give)[1]
+    output = source.with_name(f"{source.stem}.{target}{source.suffix}")
+    if output.exists():
+        raise DocumentError(
+            f"{output} exists: give --output-file to write the translation elsewhere (or over it)"
+        )
+    return output
 
 
 def main(argv: list[str] | None = None) -> list[str]:
@@ -174,11 +225,13 @@ def run(args) -> list[str]:
     from hf_seq2seq.models.languages import require_languages
 
     glossary = Glossary.load(args.glossary) if args.glossary else None
-    document = args.output_file is not None
+    document = is_document(args)
     if document:
         if not Path(args.input_file).is_file():
             raise DocumentError(f"no such file: {args.input_file}")
         aligns = glossary is not None or document_format(Path(args.input_file).suffix).extensions != (".txt",)
+        # refused now if it exists, before the model loads
+        output_file = args.output_file or default_output(args)
     else:
         aligns = glossary is not None or args.alignments or args.format == "html"
         if args.sentences:
@@ -206,7 +259,7 @@ def run(args) -> list[str]:
         output = translate_document(
             translator,
             args.input_file,
-            args.output_file,
+            output_file,
             glossary=glossary,
             target_lang=target_lang,
             line_by_line=args.line_by_line,
