@@ -1,4 +1,4 @@
-"""Every job on the fast engines: HTML, glossaries, alignments, subtitles and Word documents translate with a
+"""Every job on the fast engines: HTML, glossaries, alignments, subtitles, Word documents and PDFs translate with a
 CTranslate2 export and an ONNX export (fp32 and int8 graphs) of the memorising model, from the command line and
 from the server, with the torch engine's output contract: the same text where the model is sure of it, the same
 tags, timings and formatting (where a tag or a run goes is the engine's attention's to say).
@@ -18,13 +18,15 @@ pytest.importorskip("starlette")
 docx = pytest.importorskip("docx")
 srt = pytest.importorskip("srt")
 
-from helpers import MEMORISED_PAIRS  # noqa: E402
+from helpers import MEMORISED_PAIRS, needs_pdf_extra, pdf_page_texts, text_pdf  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from hf_seq2seq.cli import translate as translate_cli  # noqa: E402
 from hf_seq2seq.engines.alignment import parse_pharaoh  # noqa: E402
+from hf_seq2seq.engines.base import translate  # noqa: E402
 from hf_seq2seq.engines.factory import engine_of, load_translator  # noqa: E402
 from hf_seq2seq.export.ctranslate2 import export_ctranslate2  # noqa: E402
+from hf_seq2seq.formats.documents import translate_document  # noqa: E402
 from hf_seq2seq.serving.app import create_app  # noqa: E402
 from hf_seq2seq.serving.config import ServeConfig  # noqa: E402
 from hf_seq2seq.serving.worker import TranslatorWorker  # noqa: E402
@@ -119,6 +121,29 @@ def test_subtitles_and_a_word_document_from_the_command(engine, tmp_path):
         ("Normal", "le chat est ici ."),
     ]
     assert any(run.bold for run in translated.paragraphs[1].runs)  # on the words the engine aligns to "here"
+
+
+def test_a_pdf_comes_back_with_its_pages_each_paragraph_the_engines_translation(engine, tmp_path):
+    """A PDF of two pages through `translate_document` and the command (`translate EXPORT paper.pdf`): the same
+    pages and page sizes, each paragraph replaced by the engine's own translation of it, none empty, whatever
+    the model's quality."""
+    needs_pdf_extra()
+    import pikepdf
+
+    flags, translator = engine
+    pages = [["the cat is here .", "how are you ?"], ["thank you !"]]
+    source = tmp_path / "paper.pdf"
+    source.write_bytes(text_pdf(pages))
+    expected = [" ".join(translate(translator, texts)) for texts in pages]  # the engine's, one page each
+    assert all(expected) and expected != [" ".join(texts) for texts in pages]
+    written = translate_document(translator, source, tmp_path / "out.pdf")
+    assert translate_cli.main([*flags, str(source)]) == [f"wrote {tmp_path / 'paper.fr.pdf'}"]
+    for output in (written, tmp_path / "paper.fr.pdf"):
+        assert pdf_page_texts(output.read_bytes()) == expected
+        with pikepdf.open(source) as before, pikepdf.open(output) as after:
+            assert [list(page.mediabox) for page in after.pages] == [
+                list(page.mediabox) for page in before.pages
+            ]
 
 
 def test_html_glossaries_documents_and_subtitles_through_the_server(engine):
