@@ -27,7 +27,15 @@ except ImportError:
     requests = None
 needs_requests = pytest.mark.skipif(requests is None, reason="requests is not installed")
 
-from helpers import GETTEXT, WordTranslator, check_filled_catalogue, msgfmt_check  # noqa: E402
+from helpers import (  # noqa: E402
+    GETTEXT,
+    WordTranslator,
+    check_filled_catalogue,
+    msgfmt_check,
+    needs_pdf_extra,
+    pdf_page_texts,
+    text_pdf,
+)
 from serve_helpers import (  # noqa: E402
     HOST,
     FakeWorker,
@@ -286,39 +294,65 @@ def test_a_worker_without_an_engine_translates_plain_text_only():
 # ------------------------------------------------------------------------------------ /translate_file, in process
 
 
-def test_each_format_is_offered_with_its_name_type_and_disposition():
-    docx = pytest.importorskip("docx")
+def docx_type() -> str:
+    return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+def word_document() -> bytes:
+    import docx
+
     document = docx.Document()
     document.add_paragraph("The red cat.")
     data = io.BytesIO()
     document.save(data)
-    files = {  # the upload's name: its content, the download's type and name
-        "Notes été.txt": (b"The cat.\n", "text/plain; charset=utf-8", "Notes_ete_fr.txt"),
-        "page.htm": (b"<p>The cat.</p>", "text/html; charset=utf-8", "page_fr.htm"),
-        "film.srt": (
-            b"1\n00:00:01,000 --> 00:00:02,000\nThe cat.\n", "application/x-subrip; charset=utf-8", "film_fr.srt"
-        ),
-        "film.vtt": (b"WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nThe cat.\n", "text/vtt; charset=utf-8", "film_fr.vtt"),
-        "C:\\Users\\me\\Report.DOCX": (data.getvalue(), docx_type(), "Report_fr.docx"),
-        "messages.po": (
-            b'msgid "The cat."\nmsgstr ""\n', "text/x-gettext-translation; charset=utf-8", "messages_fr.po"
-        ),
-    }  # fmt: skip
+    return data.getvalue()
+
+
+FORMATS = {  # the upload's name: the extra its content needs, its content, the download's type and name
+    "Notes été.txt": (None, lambda: b"The cat.\n", "text/plain; charset=utf-8", "Notes_ete_fr.txt"),
+    "page.htm": (None, lambda: b"<p>The cat.</p>", "text/html; charset=utf-8", "page_fr.htm"),
+    "film.srt": (
+        "srt", lambda: b"1\n00:00:01,000 --> 00:00:02,000\nThe cat.\n", "application/x-subrip; charset=utf-8",
+        "film_fr.srt",
+    ),
+    "film.vtt": (
+        "webvtt", lambda: b"WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nThe cat.\n", "text/vtt; charset=utf-8",
+        "film_fr.vtt",
+    ),
+    "C:\\Users\\me\\Report.DOCX": ("docx", word_document, docx_type(), "Report_fr.docx"),
+    "messages.po": (
+        "polib", lambda: b'msgid "The cat."\nmsgstr ""\n', "text/x-gettext-translation; charset=utf-8",
+        "messages_fr.po",
+    ),
+    "Paper.pdf": ("pdf", lambda: text_pdf([["The red cat."]]), "application/pdf", "Paper_fr.pdf"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("filename", FORMATS, ids=[name.rsplit(".", 1)[1].lower() for name in FORMATS])
+def test_each_format_is_offered_with_its_name_type_and_disposition(filename):
+    extra, content, media_type, download_as = FORMATS[filename]
+    if extra == "pdf":
+        needs_pdf_extra()
+    elif extra is not None:
+        pytest.importorskip(extra)
     with client(words()) as c:
-        for filename, (content, media_type, download_as) in files.items():
-            answer = c.post(
-                "/translate_file", data={"source": "en", "target": "fr"}, files={"file": (filename, content)}
-            )
-            assert answer.status_code == 200, answer.json()
-            url = answer.json()["translatedFileUrl"]
-            assert url == f"/download_file/{url.rsplit('/', 1)[1]}"  # relative: never from the Host header
-            download = c.get(url)
-            assert download.status_code == 200 and download.headers["content-type"] == media_type
-            assert download.headers["content-disposition"] == f'attachment; filename="{download_as}"'
-            if media_type == docx_type():
-                assert docx.Document(io.BytesIO(download.content)).paragraphs[0].text == "Le chat rouge."
-            else:
-                assert b"Le chat." in download.content
+        answer = c.post(
+            "/translate_file", data={"source": "en", "target": "fr"}, files={"file": (filename, content())}
+        )
+        assert answer.status_code == 200, answer.json()
+        url = answer.json()["translatedFileUrl"]
+        assert url == f"/download_file/{url.rsplit('/', 1)[1]}"  # relative: never from the Host header
+        download = c.get(url)
+        assert download.status_code == 200 and download.headers["content-type"] == media_type
+        assert download.headers["content-disposition"] == f'attachment; filename="{download_as}"'
+        if extra == "docx":
+            import docx
+
+            assert docx.Document(io.BytesIO(download.content)).paragraphs[0].text == "Le chat rouge."
+        elif extra == "pdf":
+            assert pdf_page_texts(download.content) == ["Le chat rouge."]  # its one page
+        else:
+            assert b"Le chat." in download.content
         assert c.get(url).status_code == 200  # downloads can be repeated until the file expires
 
 
@@ -338,10 +372,6 @@ def test_a_gettext_catalogue_round_trips_with_its_untranslated_messages_filled(t
     assert b'"Language: fr\\n"' in download.content
     (tmp_path / "out.po").write_bytes(download.content)
     msgfmt_check(tmp_path / "out.po")
-
-
-def docx_type() -> str:
-    return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 def multipart(fields: dict, file: tuple[str, bytes] | None) -> tuple[bytes, str]:
