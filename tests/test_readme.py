@@ -4,6 +4,7 @@ export, average) run as written on a tiny model folder standing in for `runs/cpu
 on it too, and what the other commands name (files, extras, the torch pin) exists."""
 
 import contextlib
+import importlib.util
 import io
 import re
 import shlex
@@ -12,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers import text_pdf
 
 from hf_seq2seq.cli import VERBS, main
 
@@ -94,8 +96,9 @@ def test_other_commands_name_what_exists():
 @pytest.fixture(scope="module")
 def readme_folder(trained, synthetic_fra_txt, tmp_path_factory) -> Path:
     """A working folder where README's commands find what they name: `runs/cpu` (the tiny trained model, with
-    three complete checkpoints), `test.en` / `test.fr`, `talk.srt`, `terms.tsv`; the fra-eng data is the
-    synthetic corpus."""
+    three complete checkpoints), `test.en` / `test.fr`, `talk.srt`, `terms.tsv`, `paper.pdf` where the pdf extra
+    is installed (else README's `translate runs/cpu paper.pdf` translates the words "paper.pdf"); the fra-eng
+    data is the synthetic corpus."""
     folder = tmp_path_factory.mktemp("readme")
     run = folder / "runs" / "cpu"
     shutil.copytree(trained, run)
@@ -106,6 +109,8 @@ def readme_folder(trained, synthetic_fra_txt, tmp_path_factory) -> Path:
     (folder / "test.fr").write_text("comment allez vous ?\nle chat est ici .\n")
     (folder / "talk.srt").write_text("1\n00:00:01,000 --> 00:00:02,500\nhow are you ?\n\n")
     (folder / "terms.tsv").write_text("invoice\tfacture\n")
+    if all(importlib.util.find_spec(module) for module in ("pikepdf", "pdfminer", "reportlab")):
+        (folder / "paper.pdf").write_bytes(text_pdf([["the cat is here ."], ["thank you !"]]))
     return folder
 
 
@@ -130,6 +135,8 @@ def test_the_commands_that_need_no_training_run_run_as_written(in_readme_folder)
         ran.append(argv[0])
     assert {"translate", "evaluate", "export", "average"} <= set(ran), ran
     assert (in_readme_folder / "runs" / "cpu-avg" / "config.json").is_file()
+    if (in_readme_folder / "paper.pdf").is_file():
+        assert (in_readme_folder / "paper.fr.pdf").is_file()  # the PDF translated beside it
 
 
 def test_the_python_snippets_run_on_a_local_folder(in_readme_folder, capsys):
