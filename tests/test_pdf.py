@@ -990,3 +990,22 @@ def test_a_text_tangled_with_another_is_left_as_written_rather_than_set_over_it(
         for a, b in overprinted(translated)
         if any(name in a.fontname or name in b.fontname for name in translation)
     ]  # no translated letter over another
+
+
+def test_a_headings_number_stays_as_written_where_it_stood(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Helvetica-Bold", 14)
+    canvas.drawString(72, 700, "2.1 The red cat")
+    canvas.setFont("Times-Roman", 12)
+    canvas.drawString(72, 670, "The big dog runs and the cat sleeps.")
+    canvas.drawString(72, 640, "3 The book")
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    sent = sorted(s.strip() for call in words.calls for s in call)
+    assert sent == ["The big dog runs and the cat sleeps.", "The book", "The red cat"]  # no number sent
+    text = text_of(translated)
+    assert "2.1 Le chat rouge" in text and "3 Le livre" in text
+    numbers = [c for c in chars(translated) if c.get_text() in "23"]
+    assert len(numbers) == 2 and all(abs(c.x0 - 72) < 1 for c in numbers)  # where they stood

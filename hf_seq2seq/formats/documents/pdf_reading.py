@@ -58,6 +58,9 @@ SANS_FONT = re.compile(
 BOLD_FONT = re.compile(rf"bold|black|heavy|semibold|demi|medi(?:um)?\b|-medi|{TEX}(?:b|bx|ssbx|sx)\d", re.I)
 ITALIC_FONT = re.compile(rf"ital|oblique|slant|{TEX}(?:ti|sl|mi|itt|sltt|si|bxti|bxsl)\d", re.I)
 LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙·*–-]|\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s", re.I)
+SECTION = re.compile(r"^\s*(?:[A-Z]\.)?\d{1,3}(?:\.\d{1,3})*\s+(?=[A-Z])")
+"""A heading's or a contents line's number (`2`, `2.1`, `A.1` before a capital): kept as written, as a list item's
+mark is (a sentence model drops or garbles it: `1 Introduction` -> `Entre-la !`)."""
 FINAL = tuple(".!?:;…")
 LIGATURES = {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
 """Typeset ligatures, which a text extractor reads as one character the model does not know as letters."""
@@ -145,8 +148,8 @@ class Paragraph:
     """The operators of its characters without a Unicode map or that the fonts lack (drawn by operators of their
     own): left in the page, drawn as they were where they were, and left out of the text translated."""
     marker: tuple[float, str, Look] | None = None
-    """A list item's mark (`•`, `2.`, `a)`): where it stands, its text and look; kept as written, the text set
-    where it started after it."""
+    """A list item's mark (`•`, `2.`, `a)`) or a heading's number (`2.1`): where it stands, its text and look; kept
+    as written, the text set where it started after it."""
     following: list[Paragraph] = field(default_factory=list)
     """The paragraphs its text runs on in after a column or page end (`_carry_on`): its `pieces` hold theirs."""
     carried: bool = False
@@ -722,7 +725,9 @@ def _pieces(paragraph: Paragraph, words: Counter, code: bool, links: list[Link])
     in a container of it (`runs` puts the link around the target words aligned to its words)."""
     chars: list[tuple[str, Look, Link | None]] = []
     first_line = paragraph.lines[0]
-    marked = not paragraph.left and (LIST_ITEM.match(first_line.text) or _raised_mark(first_line))
+    marked = not paragraph.left and (
+        LIST_ITEM.match(first_line.text) or SECTION.match(first_line.text) or _raised_mark(first_line)
+    )
     for k, line in enumerate(paragraph.lines):
         line_chars = [
             (LIGATURES.get(char[0], CLOSE.get(char[0], char[0])), char[1], _link(char[5], links))
