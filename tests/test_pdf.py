@@ -1009,3 +1009,22 @@ def test_a_headings_number_stays_as_written_where_it_stood(words):
     assert "2.1 Le chat rouge" in text and "3 Le livre" in text
     numbers = [c for c in chars(translated) if c.get_text() in "23"]
     assert len(numbers) == 2 and all(abs(c.x0 - 72) < 1 for c in numbers)  # where they stood
+
+
+def test_a_web_address_broken_over_a_line_end_reaches_the_model_whole(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Times-Roman", 12)
+    for k, line in enumerate(
+        (
+            "The book of the cat is here and my friend sees it at https://www.",
+            "example.org/cat and the dog is there.",
+        )
+    ):
+        canvas.drawString(72, 700 - 14 * k, line)
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    sent = [s.strip() for call in words.calls for s in call]
+    assert not any("example.org" in s for s in sent)  # one address, kept whole as a protected span
+    assert "https://www.example.org/cat" in text_of(translated)

@@ -917,11 +917,17 @@ def _append(head: Paragraph, lower: Paragraph, words: Counter) -> None:
 
 BROKEN = re.compile(r"(\w+)[-\u00ad\u2010]$")
 WORD = re.compile(r"\w+")
+ADDRESS = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S*$", re.I)
+"""A web address the line ends in (TeX's url package breaks one anywhere, with no hyphen)."""
 
 
 def _joins(before: str, after: str, words: Counter) -> str:
     """How a line joins the text before it: "space", "keep" (a hyphenated word: `well-known` written so
-    elsewhere) or "drop" (a word broken to wrap it: its hyphen dropped)."""
+    elsewhere; a web address broken over the line end, its next part not a capital's word) or "drop" (a word
+    broken to wrap it: its hyphen dropped)."""
+    head = after.lstrip()[:1]
+    if ADDRESS.search(before) and head and not head.isspace() and not head.isupper():
+        return "keep"
     broken, following = BROKEN.search(before.rstrip()), WORD.match(after.lstrip())
     if not broken or not following or not following.group()[0].islower() or before != before.rstrip():
         return "space"
