@@ -1028,3 +1028,17 @@ def test_a_web_address_broken_over_a_line_end_reaches_the_model_whole(words):
     sent = [s.strip() for call in words.calls for s in call]
     assert not any("example.org" in s for s in sent)  # one address, kept whole as a protected span
     assert "https://www.example.org/cat" in text_of(translated)
+
+
+def test_a_line_alone_on_its_page_stays_one_line_where_its_translation_is_longer(words):
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=LETTER)
+    canvas.setFont("Times-Roman", 12)
+    canvas.drawString(72, 700, "Hello hello hello")
+    canvas.showPage()
+    canvas.save()
+    translated = translate_document_bytes(words, out.getvalue(), ".pdf")
+    letters = [c for c in chars(translated) if c.get_text().strip()]
+    assert "".join(c.get_text() for c in letters) == "Bonjourbonjourbonjour"
+    assert len({round(c.y0) for c in letters}) == 1  # not wrapped in the source's width
+    assert all(abs(c.size - 12) < 0.1 for c in letters)  # nor made smaller: the page is empty beside it

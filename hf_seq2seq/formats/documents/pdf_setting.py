@@ -151,6 +151,8 @@ def fit(paragraph: Paragraph, out: list[Out], obstacles: list, page) -> Setting:
         column = [
             p.box for p in page.paragraphs if p.box[0] < x1 and p.box[2] > x0
         ]  # text above and below it
+        if len(column) == 1:  # no text above or below it: up to the page's margins
+            column.append((page.width * MARGIN, y0, page.width * (1 - MARGIN), y1))
         right = min([o[0] - GAP for o in beside if o[0] >= x1 - 1], default=max(x1, *(b[2] for b in column)))
         left = max([o[2] + GAP for o in beside if o[2] <= x0 + 1], default=min(x0, *(b[0] for b in column)))
         if frame is not None:
