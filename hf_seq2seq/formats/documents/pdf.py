@@ -12,13 +12,13 @@ translated in one batched call with word alignments (`runs.translate_paragraphs`
 colour and size changes come back on the words they belong to), and each is set in its own box on a layer of
 text drawn over its page (`pdf_setting`: tighter spacing, the free space below, smaller type to 70%; past that it
 still goes in, and `Job.warnings` names the page and paragraph; a page with pictures and no text, a scanned page
-among pages of text, is kept as it was and named likewise). The text it replaces is taken out of the content stream that drew it (the page's, or a form
-XObject's drawn once): each text-showing operator of a translated paragraph (`Tj`, `TJ`, `'`, `"`) is replaced
-by a `TJ` that moves the text position as far without drawing, so text drawn after it on the same line stays in
-place. A link annotation over a paragraph's words is moved around the words aligned to them. Everything else
-is kept as it was: page count and sizes, pictures, drawings, other annotations, form fields, outlines, and the
-text kept as written (`pdf_reading`: numbers, code, formulas). Given the translation's language
-(`Job.target_lang`), the document's `/Lang` is set to it where it has one.
+among pages of text, is kept as it was and named likewise). The text it replaces is taken out of the content
+stream that drew it (the page's, or a form XObject's drawn once): each text-showing operator of a translated
+paragraph (`Tj`, `TJ`, `'`, `"`) is replaced by a `TJ` that moves the text position as far without drawing, so
+text drawn after it on the same line stays in place. A link annotation over a paragraph's words is moved around
+the words aligned to them. Everything else is kept as it was: page count and sizes, pictures, drawings, other
+annotations, form fields, outlines, and the text kept as written (`pdf_reading`: numbers, code, formulas). Given
+the translation's language (`Job.target_lang`), the document's `/Lang` is set to it where it has one.
 
 Refused with a `DocumentError`, nothing written: a file that is not a PDF or that pikepdf cannot repair, one that
 needs a password to open, one whose pages have no text (scanned pages: OCR needed) or only invisible text (render
@@ -34,7 +34,7 @@ import logging
 import re
 import time
 from collections import defaultdict
-from itertools import groupby
+from itertools import accumulate, groupby
 
 from hf_seq2seq.formats.documents.base import (
     MARKUP_LIMIT,
@@ -45,7 +45,7 @@ from hf_seq2seq.formats.documents.base import (
     require,
 )
 from hf_seq2seq.formats.documents.pdf_reading import Code, Look, Mark, Operators, Page, read_pages
-from hf_seq2seq.formats.documents.pdf_setting import covered, draw, fit
+from hf_seq2seq.formats.documents.pdf_setting import covered, draw, fit, leaves
 from hf_seq2seq.formats.documents.runs import Out, translate_paragraphs
 
 logger = logging.getLogger(__name__)
@@ -131,9 +131,8 @@ def _set(pages: list[Page], done: dict, operators: Operators, job: Job) -> tuple
             setting = fit(paragraph, done[id(paragraph)], obstacles, page)
             lines = setting.line_boxes()
             others = [box for key, boxes in ink.items() if key != id(paragraph) for box in boxes]
-            alone = (
-                not paragraph.carried and not paragraph.following
-            )  # a part of a run-on text is set with it
+            # a part of a text run on over a column or page end is set whatever, as the rest of it is
+            alone = not paragraph.carried and not paragraph.following
             if alone and any(_over(line, box) for line in lines for box in others):
                 obstacles.remove(setting.box)
                 continue
@@ -193,14 +192,11 @@ def _split(out: list[Out], shares: list[int]) -> list[list[Out]]:
     paragraph and those it runs on in after a column or page end, each set in its own box); a link cut in two
     is around its words in both."""
     atoms = [
-        (text, piece, link) for piece, link in _leaves(out) for text in re.split(r"(\s+)", piece.text or "")
+        (text, piece, link) for piece, link in leaves(out) for text in re.split(r"(\s+)", piece.text or "")
     ]
     atoms = [atom for atom in atoms if atom[0] or atom[1].kept is not None]
-    total, goal, count = sum(len(text) for text, _, _ in atoms), 0.0, 0
-    cuts = []
-    for share in shares[:-1]:
-        goal += share / sum(shares) * total
-        cuts.append(goal)
+    total, count = sum(len(text) for text, _, _ in atoms), 0
+    cuts = [total * share / sum(shares) for share in accumulate(shares[:-1])]
     parts: list[list[tuple]] = [[]]
     for text, piece, link in atoms:
         if text.isspace() and len(parts) <= len(cuts) and count >= cuts[len(parts) - 1] and parts[-1]:
@@ -210,17 +206,6 @@ def _split(out: list[Out], shares: list[int]) -> list[list[Out]]:
         count += len(text)
     parts += [[] for _ in range(len(shares) - len(parts))]
     return [_rebuilt(part) for part in parts]
-
-
-def _leaves(out: list[Out], link=None) -> list[tuple[Out, object]]:
-    """The pieces of text and kept things in order, each with the container around it."""
-    leaves = []
-    for piece in out:
-        if piece.container is not None:
-            leaves += _leaves(piece.pieces, piece.container)
-        else:
-            leaves.append((piece, link))
-    return leaves
 
 
 def _rebuilt(atoms: list[tuple]) -> list[Out]:

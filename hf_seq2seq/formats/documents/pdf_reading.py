@@ -859,8 +859,7 @@ def _runs_on(upper: Paragraph, lower: Paragraph) -> bool:
     and no list item's mark."""
     first = WORD.match(lower.lines[0].text.lstrip())
     return (
-        lower.kept is None
-        and not lower.carried
+        not lower.carried
         and lower.marker is None
         and _same_type(upper, lower)
         and first is not None
@@ -926,7 +925,7 @@ def _joins(before: str, after: str, words: Counter) -> str:
     elsewhere; a web address broken over the line end, its next part not a capital's word) or "drop" (a word
     broken to wrap it: its hyphen dropped)."""
     head = after.lstrip()[:1]
-    if ADDRESS.search(before) and head and not head.isspace() and not head.isupper():
+    if ADDRESS.search(before) and head and not head.isupper():
         return "keep"
     broken, following = BROKEN.search(before.rstrip()), WORD.match(after.lstrip())
     if not broken or not following or not following.group()[0].islower() or before != before.rstrip():

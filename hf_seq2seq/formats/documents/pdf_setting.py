@@ -280,7 +280,7 @@ def _words(out: list[Out]) -> list[_Word]:
     words: list[_Word] = []
     current: _Word | None = None
     space: tuple[Look, Link | None] | None = None
-    for text, look, link in _flat(out, None):
+    for text, look, link in ((p.text, p.style, link) for p, link in leaves(out) if p.text):
         for token in re.split(r"(\s+)", text):
             if not token:
                 continue
@@ -299,15 +299,15 @@ def _words(out: list[Out]) -> list[_Word]:
     return words
 
 
-def _flat(out: list[Out], link: Link | None) -> list[tuple[str, Look, Link | None]]:
-    """The pieces' text in order, each with its look and the link around it."""
-    flat = []
+def leaves(out: list[Out], link: Link | None = None) -> list[tuple[Out, Link | None]]:
+    """The pieces of text and kept things of a translation in order, each with the link around it."""
+    found = []
     for piece in out:
         if piece.container is not None:
-            flat += _flat(piece.pieces, piece.container)
-        elif piece.text:
-            flat.append((piece.text, piece.style, link))
-    return flat
+            found += leaves(piece.pieces, piece.container)
+        else:
+            found.append((piece, link))
+    return found
 
 
 def _wrap(words: list[_Word], scale: float, first: float, rest: float) -> list[list[_Word]] | None:
