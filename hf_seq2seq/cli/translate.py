@@ -165,16 +165,16 @@ def check_arguments(p, args) -> None:
         p.error("--line-by-line is for plain text: a document other than .txt keeps its own structure")
 
 
-def default_output(args) -> Path:
+def default_output(args, recorded: tuple[str, str] | None) -> Path:
     """Where a document goes without --output-file: beside it, STEM.TARGET.EXT (paper.pdf -> paper.fr.pdf), the
-    target language --target-lang's or the model's recorded pair's; `DocumentError` where that file exists."""
+    target language --target-lang's or the model's `recorded` pair's; `DocumentError` where that file exists."""
     from hf_seq2seq.formats.documents import DocumentError
     from hf_seq2seq.models.languages import require_languages
 
     source, target = Path(args.input_file), args.target_lang
     if target is None:
         give = "--target-lang, the translation's language, or --output-file,"
-        target = require_languages(args.model, recorded_languages(args.model), give)[1]
+        target = require_languages(args.model, recorded, give)[1]
     output = source.with_name(f"{source.stem}.{target}{source.suffix}")
     if output.exists():
         raise DocumentError(
@@ -225,13 +225,14 @@ def run(args) -> list[str]:
     from hf_seq2seq.models.languages import require_languages
 
     glossary = Glossary.load(args.glossary) if args.glossary else None
+    recorded = recorded_languages(args.model)
     document = is_document(args)
     if document:
         if not Path(args.input_file).is_file():
             raise DocumentError(f"no such file: {args.input_file}")
         aligns = glossary is not None or document_format(Path(args.input_file).suffix).extensions != (".txt",)
         # refused now if it exists, before the model loads
-        output_file = args.output_file or default_output(args)
+        output_file = args.output_file or default_output(args, recorded)
     else:
         aligns = glossary is not None or args.alignments or args.format == "html"
         if args.sentences:
@@ -247,7 +248,6 @@ def run(args) -> list[str]:
             layout = paragraphs(text, line_by_line=args.line_by_line or args.format == "html")
             prefixes, texts = layout.prefixes, layout.texts
     translator = load_translator(args.model, args.engine, args.precision, args.trust_remote_code)
-    recorded = recorded_languages(args.model)
     if args.source_lang is None:  # the model's, never a guess: one that records none needs it given
         args.source_lang = require_languages(args.model, recorded, "--source-lang, the texts' language,")[0]
     if aligns:
